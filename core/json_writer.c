@@ -1,0 +1,129 @@
+/* json_writer.c — a streaming JSON writer: documents are emitted as they are built, never held. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "prof_internal.h"
+
+#define MAX_DEPTH ((int)(sizeof ((profW_Writer *)0)->need_comma / sizeof(int)))
+
+static void put(profW_Writer *w, const char *s, size_t n) {
+  if (w->failed || n == 0) return;
+  if (w->fn(w->ud, s, n) != 0) w->failed = 1;
+}
+
+static void puts_(profW_Writer *w, const char *s) { put(w, s, strlen(s)); }
+
+static void newline(profW_Writer *w) {
+  static const char spaces[] = "                                                                ";
+  if (!w->pretty) return;
+  put(w, "\n", 1);
+  for (int i = 0; i < w->depth; i++) put(w, spaces, 2);
+}
+
+/* Every value and key goes through here: a comma after a sibling, a line break when pretty. */
+static void before_value(profW_Writer *w) {
+  if (w->depth == 0) return;
+  int *nc = &w->need_comma[w->depth];
+  if (*nc == 2) {           /* right after a key */
+    *nc = 1;
+    return;
+  }
+  if (*nc) put(w, ",", 1);
+  newline(w);
+  *nc = 1;
+}
+
+void profW_init(profW_Writer *w, prof_WriteFn fn, void *ud, int pretty) {
+  memset(w, 0, sizeof *w);
+  w->fn = fn;
+  w->ud = ud;
+  w->pretty = pretty;
+}
+
+static void open_(profW_Writer *w, const char *c) {
+  before_value(w);
+  puts_(w, c);
+  if (w->depth + 1 >= MAX_DEPTH) {
+    w->failed = 1;
+    return;
+  }
+  w->need_comma[++w->depth] = 0;
+}
+
+static void close_(profW_Writer *w, const char *c) {
+  int had = w->need_comma[w->depth];
+  if (w->depth > 0) w->depth--;
+  if (had) newline(w);
+  puts_(w, c);
+}
+
+void profW_begin_object(profW_Writer *w) { open_(w, "{"); }
+void profW_end_object(profW_Writer *w) { close_(w, "}"); }
+void profW_begin_array(profW_Writer *w) { open_(w, "["); }
+void profW_end_array(profW_Writer *w) { close_(w, "]"); }
+
+static void string_body(profW_Writer *w, const char *s) {
+  put(w, "\"", 1);
+  const char *run = s;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    put(w, run, (size_t)(s - run));
+    char esc[8];
+    switch (c) {
+      case '"': puts_(w, "\\\""); break;
+      case '\\': puts_(w, "\\\\"); break;
+      case '\n': puts_(w, "\\n"); break;
+      case '\r': puts_(w, "\\r"); break;
+      case '\t': puts_(w, "\\t"); break;
+      default:
+        snprintf(esc, sizeof esc, "\\u%04x", c);
+        puts_(w, esc);
+    }
+    run = s + 1;
+  }
+  put(w, run, (size_t)(s - run));
+  put(w, "\"", 1);
+}
+
+void profW_key(profW_Writer *w, const char *key) {
+  before_value(w);
+  string_body(w, key);
+  put(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
+  w->need_comma[w->depth] = 2;
+}
+
+void profW_string(profW_Writer *w, const char *s) {
+  before_value(w);
+  if (s == NULL) puts_(w, "null");
+  else string_body(w, s);
+}
+
+void profW_int(profW_Writer *w, int64_t v) {
+  char buf[32];
+  before_value(w);
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  puts_(w, buf);
+}
+
+void profW_double(profW_Writer *w, double v) {
+  char buf[40];
+  before_value(w);
+  if (!isfinite(v)) {
+    puts_(w, "null");
+    return;
+  }
+  snprintf(buf, sizeof buf, "%.17g", v);
+  puts_(w, buf);
+}
+
+void profW_bool(profW_Writer *w, int v) {
+  before_value(w);
+  puts_(w, v ? "true" : "false");
+}
+
+void profW_null(profW_Writer *w) {
+  before_value(w);
+  puts_(w, "null");
+}

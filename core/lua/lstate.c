@@ -1,0 +1,332 @@
+/* lstate.c — the prof.State userdata: a profiler session driven from Lua. */
+#include <math.h>
+#include <string.h>
+
+#include "lbind.h"
+
+static LState *check_open(lua_State *L, int idx) {
+  LState *s = luaL_checkudata(L, idx, LBIND_STATE);
+  if (s->S == NULL) luaL_argerror(L, idx, "the profiler state is closed");
+  return s;
+}
+
+static prof_State *check_S(lua_State *L) { return check_open(L, 1)->S; }
+
+static int fail(lua_State *L, prof_State *S) {
+  lua_pushstring(L, prof_errmsg(S));
+  return lua_error(L);
+}
+
+/* Uses Lua's allocator (through the main thread, which lives as long as any state), so the
+   core's memory shows up in collectgarbage("count"). */
+static void *lua_alloc_adapter(void *ud, void *ptr, size_t osize, size_t nsize) {
+  void *aud;
+  lua_Alloc f = lua_getallocf((lua_State *)ud, &aud);
+  return f(aud, ptr, osize, nsize);
+}
+
+static lua_State *main_thread(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *M = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  return M;
+}
+
+static int s_new(lua_State *L) {
+  /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
+  LState *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->S = NULL;
+  luaL_setmetatable(L, LBIND_STATE);
+  s->S = prof_new(lua_alloc_adapter, main_thread(L));
+  if (s->S == NULL) return luaL_error(L, "out of memory creating a profiler state");
+  return 1;
+}
+
+static int s_close(lua_State *L) {
+  LState *s = luaL_checkudata(L, 1, LBIND_STATE);
+  LCtx *ctx = lbind_ctx(L);
+  if (s->S != NULL) {
+    if (ctx->rt.rec == s->S) ctx->rt.rec = NULL;
+    prof_close(s->S);
+    s->S = NULL;
+  }
+  return 0;
+}
+
+static int s_tostring(lua_State *L) {
+  LState *s = luaL_checkudata(L, 1, LBIND_STATE);
+  if (s->S == NULL) lua_pushliteral(L, "prof.State (closed)");
+  else lua_pushfstring(L, "prof.State (%s, %d modules)", prof_is_active(s->S) ? "active" : "idle",
+                       (int)prof_module_count(s->S));
+  return 1;
+}
+
+static int s_start(lua_State *L) {
+  prof_State *S = check_S(L);
+  if (prof_start(S) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
+static int s_stop(lua_State *L) {
+  prof_State *S = check_S(L);
+  if (prof_stop(S) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
+static int s_reset(lua_State *L) {
+  prof_reset(check_S(L));
+  return 0;
+}
+
+static int s_clear(lua_State *L) {
+  prof_clear(check_S(L));
+  return 0;
+}
+
+static int s_active(lua_State *L) {
+  lua_pushboolean(L, prof_is_active(check_S(L)));
+  return 1;
+}
+
+static int s_set_conventions(lua_State *L) {
+  prof_State *S = check_S(L);
+  static const char *const names[] = {"exact", "deepspeed", NULL};
+  prof_set_conventions(S, (prof_Conventions)luaL_checkoption(L, 2, NULL, names));
+  return 0;
+}
+
+static int s_conventions(lua_State *L) {
+  lua_pushstring(L, prof_conventions_name(prof_get_conventions(check_S(L))));
+  return 1;
+}
+
+static int s_set_phase(lua_State *L) {
+  static const char *const names[] = {"forward", "backward", "step", NULL};
+  prof_set_phase(check_S(L), (prof_Phase)luaL_checkoption(L, 2, NULL, names));
+  return 0;
+}
+
+static int s_add_module(lua_State *L) {
+  prof_State *S = check_S(L);
+  prof_ModuleId parent = lua_isnoneornil(L, 2) ? PROF_NO_MODULE : (prof_ModuleId)luaL_checkinteger(L, 2);
+  const char *name = luaL_checkstring(L, 3);
+  const char *type = luaL_checkstring(L, 4);
+  lua_Integer params = luaL_optinteger(L, 5, 0);
+  prof_ModuleId id;
+  if (prof_module_add(S, parent, name, type, params, &id) != PROF_OK) return fail(L, S);
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+static int s_set_module_flags(lua_State *L) {
+  prof_State *S = check_S(L);
+  prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
+  uint32_t flags = lbind_opt_bool(L, 3, "ignored", 0) ? PROF_MODULE_IGNORED : 0;
+  if (prof_module_set_flags(S, id, flags) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
+/* enter/exit are the per-module-call hot path: no checks beyond the userdata's type. */
+static int s_enter(lua_State *L) {
+  prof_module_enter(check_S(L), (prof_ModuleId)lua_tointeger(L, 2));
+  return 0;
+}
+
+static int s_exit(lua_State *L) {
+  prof_module_exit(check_S(L), (prof_ModuleId)lua_tointeger(L, 2));
+  return 0;
+}
+
+static int s_check(lua_State *L) {
+  prof_State *S = check_S(L);
+  if (prof_check(S) == PROF_OK) return 0;
+  lua_pushstring(L, prof_errmsg(S));
+  return 1;
+}
+
+static int s_add_counts(lua_State *L) {
+  prof_State *S = check_S(L);
+  prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
+  int64_t c[4];
+  for (int i = 0; i < 4; i++) c[i] = (int64_t)luaL_optinteger(L, 3 + i, 0);
+  if (prof_module_add_counts(S, id, c[0], c[1], c[2], c[3]) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
+static int s_path(lua_State *L) {
+  prof_State *S = check_S(L);
+  char buf[1024];
+  int n = prof_module_path(S, (prof_ModuleId)luaL_checkinteger(L, 2), buf, sizeof buf);
+  if (n < 0) return luaL_argerror(L, 2, "unknown module id");
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+static int s_current(lua_State *L) {
+  prof_ModuleId id = prof_module_current(check_S(L));
+  if (id == PROF_NO_MODULE) lua_pushnil(L);
+  else lua_pushinteger(L, id);
+  return 1;
+}
+
+static void set_int(lua_State *L, const char *k, int64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+static void push_counts(lua_State *L, const prof_Counts *c) {
+  lua_createtable(L, 0, 11);
+  set_int(L, "calls", c->calls);
+  set_int(L, "macs", c->macs);
+  set_int(L, "flops", c->flops);
+  set_int(L, "bytes_read", c->bytes_read);
+  set_int(L, "bytes_written", c->bytes_written);
+  set_int(L, "self_macs", c->self_macs);
+  set_int(L, "self_flops", c->self_flops);
+  set_int(L, "self_bytes_read", c->self_bytes_read);
+  set_int(L, "self_bytes_written", c->self_bytes_written);
+  set_int(L, "time_ns", c->time_ns);
+}
+
+static const char *const phase_keys[PROF_PHASE_COUNT] = {"fwd", "bwd", "step"};
+
+/* Returns every module in pre-order as plain tables (copies: no core pointer escapes). */
+static int s_modules(lua_State *L) {
+  prof_State *S = check_S(L);
+  int32_t n = prof_module_count(S);
+  prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(n > 0 ? n : 1), 0);
+  prof_module_preorder(S, ids, n);
+  lua_createtable(L, n, 0);
+  for (int32_t i = 0; i < n; i++) {
+    prof_ModuleInfo info;
+    prof_module_info(S, ids[i], &info);
+    lua_createtable(L, 0, 12);
+    set_int(L, "id", info.id);
+    if (info.parent != PROF_NO_MODULE) set_int(L, "parent", info.parent);
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, info.type);
+    lua_setfield(L, -2, "type");
+    set_int(L, "depth", info.depth);
+    set_int(L, "params", info.params);
+    lua_pushboolean(L, (info.flags & PROF_MODULE_IGNORED) != 0);
+    lua_setfield(L, -2, "ignored");
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      push_counts(L, &info.phase[p]);
+      lua_setfield(L, -2, phase_keys[p]);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static int s_totals(lua_State *L) {
+  prof_State *S = check_S(L);
+  static const char *const names[] = {"forward", "backward", "step", NULL};
+  prof_Counts c;
+  prof_totals(S, (prof_Phase)luaL_checkoption(L, 2, "forward", names), &c);
+  push_counts(L, &c);
+  return 1;
+}
+
+/* Buffers the C JSON writer's output into a luaL_Buffer. */
+static int buffer_write(void *ud, const char *data, size_t len) {
+  luaL_addlstring((luaL_Buffer *)ud, data, len);
+  return 0;
+}
+
+static double opt_seconds(lua_State *L, int idx, const char *k) {
+  return lbind_opt_num(L, idx, k, NAN);
+}
+
+/* S:profile_json{device=, mp_size=, ...}: the core's own JSON document, for parity checks. */
+static int s_profile_json(lua_State *L) {
+  prof_State *S = check_S(L);
+  prof_RunInfo info;
+  prof_runinfo_init(&info);
+  info.device = lbind_opt_str(L, 2, "device", "cpu");
+  info.world_size = lbind_opt_int(L, 2, "world_size", 1);
+  info.dp_size = lbind_opt_int(L, 2, "dp_size", 1);
+  info.mp_size = lbind_opt_int(L, 2, "mp_size", 1);
+  info.batch_size = lbind_opt_int(L, 2, "batch_size", -1);
+  info.bwd_flops = lbind_opt_int(L, 2, "bwd_flops", -1);
+  info.fwd_latency_s = opt_seconds(L, 2, "fwd_latency_s");
+  info.bwd_latency_s = opt_seconds(L, 2, "bwd_latency_s");
+  info.step_latency_s = opt_seconds(L, 2, "step_latency_s");
+  info.iter_latency_s = opt_seconds(L, 2, "iter_latency_s");
+  info.samples_per_s = opt_seconds(L, 2, "samples_per_s");
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  if (prof_write_profile_json(S, &info, buffer_write, &b) != PROF_OK) return fail(L, S);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static int l_set_recorder(lua_State *L) {
+  LCtx *ctx = lbind_ctx(L);
+  if (lua_isnoneornil(L, 1)) {
+    ctx->rt.rec = NULL;
+    lua_pushnil(L);
+  } else {
+    ctx->rt.rec = check_open(L, 1)->S;
+    lua_pushvalue(L, 1);
+  }
+  /* The context keeps the recorder's userdata alive while ops may reach it. */
+  lua_setiuservalue(L, lua_upvalueindex(1), 1);
+  return 0;
+}
+
+static int l_recorder(lua_State *L) {
+  lua_getiuservalue(L, lua_upvalueindex(1), 1);
+  return 1;
+}
+
+static int l_write_atomic(lua_State *L) {
+  size_t len;
+  const char *path = luaL_checkstring(L, 1);
+  const char *data = luaL_checklstring(L, 2, &len);
+  prof_State *S = prof_new(NULL, NULL);
+  if (S == NULL) return luaL_error(L, "out of memory");
+  int rc = prof_write_file_atomic(S, path, data, len);
+  if (rc != PROF_OK) {
+    lua_pushnil(L);
+    lua_pushstring(L, prof_errmsg(S));
+    prof_close(S);
+    return 2;
+  }
+  prof_close(S);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int l_now_ns(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)prof_now_ns());
+  return 1;
+}
+
+void lbind_open_state(lua_State *L) {
+  static const luaL_Reg methods[] = {
+      {"close", s_close}, {"start", s_start}, {"stop", s_stop}, {"reset", s_reset},
+      {"clear", s_clear}, {"active", s_active}, {"set_conventions", s_set_conventions},
+      {"conventions", s_conventions}, {"set_phase", s_set_phase}, {"add_module", s_add_module},
+      {"set_module_flags", s_set_module_flags}, {"enter", s_enter}, {"exit", s_exit},
+      {"check", s_check}, {"add_counts", s_add_counts}, {"path", s_path},
+      {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
+      {"profile_json", s_profile_json}, {NULL, NULL}};
+  static const luaL_Reg metamethods[] = {
+      {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
+      {NULL, NULL}};
+  static const luaL_Reg funcs[] = {
+      {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"set_recorder", l_set_recorder},
+      {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
+      {NULL, NULL}};
+  luaL_newmetatable(L, LBIND_STATE);
+  lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
+  luaL_setfuncs(L, metamethods, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -4);
+  luaL_setfuncs(L, methods, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lbind_register(L, funcs);
+}

@@ -1,0 +1,443 @@
+/* prof.h — the one public header of profrun's profiler core, for C, C++ and CUDA hosts. */
+#ifndef PROF_H
+#define PROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* {====================== version and export ======================} */
+
+#define PROF_VERSION_MAJOR 0
+#define PROF_VERSION_MINOR 1
+#define PROF_VERSION_PATCH 0
+#define PROF_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define PROF_API __attribute__((visibility("default")))
+#else
+#define PROF_API
+#endif
+
+/* Returns PROF_VERSION of the library actually linked. */
+PROF_API const char *prof_version(void);
+
+/* {====================== status codes ======================} */
+
+enum {
+  PROF_OK = 0,      /* success */
+  PROF_ERRMEM,      /* the allocator returned NULL */
+  PROF_ERRARG,      /* a bad argument: unknown id, inconsistent shapes, ... */
+  PROF_ERRCONFIG,   /* a config file or key is wrong (the message names the key path) */
+  PROF_ERRIO,       /* a file could not be read or written */
+  PROF_ERRSTATE     /* the call does not fit the session's state (e.g. stop before start) */
+};
+
+/* {====================== state ======================} */
+
+typedef struct prof_State prof_State;
+
+/*
+** Allocator, shaped like lua_Alloc: nsize == 0 frees ptr and returns NULL; otherwise it returns a
+** block of nsize bytes (ptr == NULL: a new block; else ptr resized from osize) or NULL on failure.
+*/
+typedef void *(*prof_Alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/*
+** Creates a profiler state. f == NULL uses realloc/free. Returns NULL when even the state itself
+** cannot be allocated. The state is idle (not profiling) until prof_start.
+*/
+PROF_API prof_State *prof_new(prof_Alloc f, void *ud);
+
+/* Releases the state and everything it owns. NULL-safe. */
+PROF_API void prof_close(prof_State *S);
+
+/*
+** The message of the last failed call on S (empty string when none). Valid until the next call
+** that fails. Never NULL.
+*/
+PROF_API const char *prof_errmsg(const prof_State *S);
+
+/* The host's monotonic clock in nanoseconds; every profrun timestamp is on it. */
+PROF_API int64_t prof_now_ns(void);
+
+/* {====================== conventions ======================} */
+
+typedef enum prof_Conventions {
+  PROF_CONV_EXACT = 0,     /* count what the runtime executes (default) */
+  PROF_CONV_DEEPSPEED = 1  /* count exactly what DeepSpeed's Flops Profiler counts */
+} prof_Conventions;
+
+/* Sets the counting convention of subsequent op records. [may fail: PROF_ERRARG] */
+PROF_API int prof_set_conventions(prof_State *S, prof_Conventions conv);
+PROF_API prof_Conventions prof_get_conventions(const prof_State *S);
+
+/* Name <-> value ("exact", "deepspeed"). parse returns -1 for an unknown name. */
+PROF_API const char *prof_conventions_name(prof_Conventions conv);
+PROF_API int prof_conventions_parse(const char *name);
+
+/* {====================== session lifecycle ======================} */
+
+/*
+** prof_start zeroes every counter (the tree stays) and begins accumulating; prof_stop ends it and
+** leaves counters readable. Starting twice, or stopping an idle state, is PROF_ERRSTATE.
+** Profiling the same workload twice gives the same counts.
+*/
+PROF_API int prof_start(prof_State *S);
+PROF_API int prof_stop(prof_State *S);
+PROF_API int prof_is_active(const prof_State *S);
+
+/* Zeroes counters and the module call stack; keeps the registered tree. */
+PROF_API void prof_reset(prof_State *S);
+
+/* Drops the whole module tree (ids become invalid) and zeroes everything. */
+PROF_API void prof_clear(prof_State *S);
+
+/* Which pass subsequent records belong to; module time and counts are kept per phase. */
+typedef enum prof_Phase {
+  PROF_PHASE_FORWARD = 0,
+  PROF_PHASE_BACKWARD = 1,
+  PROF_PHASE_STEP = 2,
+  PROF_PHASE_COUNT = 3
+} prof_Phase;
+
+PROF_API void prof_set_phase(prof_State *S, prof_Phase phase);
+PROF_API prof_Phase prof_get_phase(const prof_State *S);
+
+/* {====================== module tree ======================} */
+
+typedef int32_t prof_ModuleId;
+#define PROF_NO_MODULE ((prof_ModuleId)-1)
+
+/* Module flags. */
+#define PROF_MODULE_IGNORED 0x1u  /* see prof_module_set_flags */
+
+/*
+** Adds a module under parent (PROF_NO_MODULE: a new root) and returns its id in *id. name is the
+** attribute name under the parent ("features", "0"; "" for a root), type the class name
+** ("Conv2d"); both are copied. params is the module's parameter count including descendants,
+** shared parameters counted once. [may fail: PROF_ERRMEM, PROF_ERRARG]
+*/
+PROF_API int prof_module_add(prof_State *S, prof_ModuleId parent, const char *name,
+                             const char *type, int64_t params, prof_ModuleId *id);
+
+/*
+** PROF_MODULE_IGNORED: under "exact" conventions the module and everything it runs leave both the
+** rows and the totals; under "deepspeed" the row is hidden and the ops its own body runs count
+** for its parent (its children keep their rows), as DeepSpeed does. [may fail: PROF_ERRARG]
+*/
+PROF_API int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags);
+
+/*
+** Hot path: marks the start and end of one call of module id on the calling thread. They never
+** allocate or fail loudly: an unknown id, a stack overflow or an exit that does not match the
+** innermost enter sets a sticky error (see prof_check) and is otherwise survived. An exit of an
+** outer module closes the modules still open inside it. A module re-entered while already on the
+** stack (recursion, or a shared instance called inside itself) is counted once.
+*/
+PROF_API void prof_module_enter(prof_State *S, prof_ModuleId id);
+PROF_API void prof_module_exit(prof_State *S, prof_ModuleId id);
+
+/*
+** For hosts without a pre-registered tree: enters the child of the innermost open module (or the
+** root named name) called name, adding it on first use. [may fail: PROF_ERRMEM]
+*/
+PROF_API int prof_module_enter_named(prof_State *S, const char *name, const char *type,
+                                     prof_ModuleId *id);
+
+/* The innermost open module, or PROF_NO_MODULE. */
+PROF_API prof_ModuleId prof_module_current(const prof_State *S);
+
+/*
+** Writes the dotted path of module id ("layer1.0.conv1"; "" for a root) into buf, truncated to
+** size - 1 characters. Returns the full path length, or -1 for an unknown id.
+*/
+PROF_API int prof_module_path(const prof_State *S, prof_ModuleId id, char *buf, size_t size);
+
+/* Returns the sticky hot-path error (PROF_OK if none) and clears it; the message says what. */
+PROF_API int prof_check(prof_State *S);
+
+/* {====================== operations ======================} */
+
+#define PROF_MAX_DIMS 8
+#define PROF_MAX_OPERANDS 4
+
+typedef enum prof_DType {
+  PROF_F32 = 0, PROF_F64, PROF_F16, PROF_BF16, PROF_I64, PROF_I32, PROF_I8, PROF_U8, PROF_BOOL,
+  PROF_DTYPE_COUNT
+} prof_DType;
+
+/* Bytes per element; name as PyTorch spells it ("float32"); parse returns -1 when unknown. */
+PROF_API int prof_dtype_size(prof_DType dt);
+PROF_API const char *prof_dtype_name(prof_DType dt);
+PROF_API int prof_dtype_parse(const char *name);
+
+/* The shape and element type of one tensor operand. ndim 0 is a 0-d tensor (one element). */
+typedef struct prof_Operand {
+  int32_t ndim;
+  int32_t dtype;                 /* prof_DType */
+  int64_t dim[PROF_MAX_DIMS];
+} prof_Operand;
+
+/*
+** Op kinds. The comment says which operands and arguments each kind reads; "x" is in[0].
+** Unless noted, out must hold the output shape the op produced.
+*/
+typedef enum prof_OpKind {
+  PROF_OP_CUSTOM = 0,        /* counts given by the caller in macs/flops/bytes_* */
+  /* dense algebra */
+  PROF_OP_LINEAR,            /* x [..., in], weight [out, in]; PROF_OPF_BIAS: bias [out] in[2] */
+  PROF_OP_MATMUL,            /* torch.matmul(a, b): broadcasting, 1-D operands */
+  PROF_OP_MM,                /* a [n, m], b [m, p] */
+  PROF_OP_BMM,               /* a [b, n, m], b [b, m, p] */
+  PROF_OP_ADDMM,             /* in[0] added term (broadcast to [n, p]), mat1 [n, m], mat2 [m, p] */
+  PROF_OP_BADDBMM,           /* in[0] added term, batch1 [b, n, m], batch2 [b, m, p] */
+  PROF_OP_EINSUM,            /* equation, two operands */
+  /* convolution */
+  PROF_OP_CONV,              /* x [N, C, *sp], weight [Cout, C/groups, *k]; stride, padding (per
+                                side, resolved), dilation, groups; PROF_OPF_BIAS */
+  PROF_OP_CONV_TRANSPOSE,    /* x [N, C, *sp], weight [C, Cout/groups, *k]; stride, padding,
+                                output_padding, dilation, groups; PROF_OPF_BIAS */
+  /* pooling: kernel, stride, padding, dilation as for conv */
+  PROF_OP_MAX_POOL,
+  PROF_OP_AVG_POOL,
+  PROF_OP_ADAPTIVE_AVG_POOL, /* output size taken from out */
+  PROF_OP_ADAPTIVE_MAX_POOL,
+  /* activations (x only; PRELU: weight in[1]) */
+  PROF_OP_RELU, PROF_OP_RELU6, PROF_OP_LEAKY_RELU, PROF_OP_PRELU, PROF_OP_ELU, PROF_OP_GELU,
+  PROF_OP_SILU, PROF_OP_TANH, PROF_OP_SIGMOID, PROF_OP_SOFTPLUS, PROF_OP_HARDSWISH, PROF_OP_MISH,
+  PROF_OP_SOFTMAX,           /* x; dim */
+  PROF_OP_LOG_SOFTMAX,       /* x; dim */
+  /* normalisation; PROF_OPF_AFFINE: a weight, PROF_OPF_BIAS: a bias */
+  PROF_OP_BATCH_NORM,        /* x [N, C, *]; PROF_OPF_TRAINING: batch statistics */
+  PROF_OP_LAYER_NORM,        /* x; dim = number of trailing normalised dims */
+  PROF_OP_GROUP_NORM,        /* x [N, C, *]; groups */
+  PROF_OP_INSTANCE_NORM,     /* x [N, C, *] */
+  PROF_OP_RMS_NORM,          /* x; dim = number of trailing normalised dims */
+  /* lookup and regularisation */
+  PROF_OP_EMBEDDING,         /* indices in[0], weight [V, D] in[1] */
+  PROF_OP_DROPOUT,           /* x; PROF_OPF_TRAINING when it really drops */
+  /* elementwise binary (right-aligned broadcasting). in[1].ndim < 0: the other operand is a
+     Python-style scalar. PROF_OPF_OPERATOR: written as an operator (a + b), not a function */
+  PROF_OP_ADD, PROF_OP_SUB, PROF_OP_MUL, PROF_OP_DIV, PROF_OP_POW, PROF_OP_MAXIMUM,
+  PROF_OP_MINIMUM,
+  /* elementwise unary, one evaluation per element */
+  PROF_OP_NEG, PROF_OP_EXP, PROF_OP_LOG, PROF_OP_SQRT, PROF_OP_RSQRT, PROF_OP_ABS, PROF_OP_SIN,
+  PROF_OP_COS, PROF_OP_ERF, PROF_OP_RECIPROCAL, PROF_OP_CLAMP,
+  /* reductions: x, out */
+  PROF_OP_SUM, PROF_OP_MEAN, PROF_OP_AMAX, PROF_OP_VAR,
+  /* resampling: x, out; mode; PROF_OPF_SIZE_GIVEN with PROF_OPF_SIZE_SCALAR for an int size,
+     else scale[] (scale_count of them; one value means "the same on every axis") */
+  PROF_OP_INTERPOLATE,
+  /* attention: q [..., Hq, L, E], k [..., Hk, S, E], v [..., Hk, S, Ev]; PROF_OPF_CAUSAL,
+     PROF_OPF_MASK (an additive or boolean attn_mask), PROF_OPF_TRAINING (dropout_p > 0) */
+  PROF_OP_SDPA,
+  /* losses: logits or log-probabilities [N, C, *] in[0], target in[1]; reduction */
+  PROF_OP_CROSS_ENTROPY, PROF_OP_NLL_LOSS, PROF_OP_MSE_LOSS,
+  /* recurrent layers: x in[0] ([T, N, I], or [N, T, I] with PROF_OPF_BATCH_FIRST); hidden_size,
+     num_layers, PROF_OPF_BIAS, PROF_OPF_BIDIRECTIONAL. Cells: x [N, I] */
+  PROF_OP_RNN, PROF_OP_GRU, PROF_OP_LSTM, PROF_OP_RNN_CELL, PROF_OP_GRU_CELL, PROF_OP_LSTM_CELL,
+  /* data movement: VIEW moves nothing (view, reshape of contiguous, transpose, permute, expand);
+     COPY reads in[0..n) and writes out (cat, contiguous, clone, index_select) */
+  PROF_OP_VIEW, PROF_OP_COPY,
+  PROF_OP_KIND_COUNT
+} prof_OpKind;
+
+/* Op flags */
+#define PROF_OPF_BIAS          0x001u
+#define PROF_OPF_AFFINE        0x002u
+#define PROF_OPF_TRAINING      0x004u
+#define PROF_OPF_CAUSAL        0x008u
+#define PROF_OPF_MASK          0x010u
+#define PROF_OPF_BIDIRECTIONAL 0x020u
+#define PROF_OPF_BATCH_FIRST   0x040u
+#define PROF_OPF_OPERATOR      0x080u
+#define PROF_OPF_SIZE_GIVEN    0x100u
+#define PROF_OPF_SIZE_SCALAR   0x200u
+
+/* Interpolation modes (PROF_OP_INTERPOLATE). */
+typedef enum prof_InterpMode {
+  PROF_INTERP_NEAREST = 0, PROF_INTERP_LINEAR, PROF_INTERP_BILINEAR, PROF_INTERP_BICUBIC,
+  PROF_INTERP_TRILINEAR, PROF_INTERP_AREA
+} prof_InterpMode;
+
+/* Loss reductions. */
+typedef enum prof_Reduction {
+  PROF_REDUCE_MEAN = 0, PROF_REDUCE_SUM, PROF_REDUCE_NONE
+} prof_Reduction;
+
+/*
+** One operation. Zero-initialise it, fill kind, operands and the arguments the kind reads (zero
+** means the PyTorch default: stride 1, dilation 1, groups 1, padding 0), then call prof_op_count
+** or prof_op_record. The counts are outputs, except for PROF_OP_CUSTOM where the caller sets them.
+*/
+typedef struct prof_Op {
+  prof_OpKind kind;
+  const char *name;            /* display name; NULL: the kind's name */
+  uint32_t flags;              /* PROF_OPF_* */
+  int32_t ninputs;
+  prof_Operand in[PROF_MAX_OPERANDS];
+  prof_Operand out;
+  int64_t kernel[3], stride[3], padding[3], dilation[3], output_padding[3];
+  int64_t groups;
+  int64_t dim;                 /* softmax dim; normalised dims for layer/RMS norm */
+  int64_t hidden_size, num_layers;
+  int32_t mode;                /* prof_InterpMode or prof_Reduction */
+  int32_t scale_count;
+  double scale[3];             /* interpolate scale factors */
+  const char *equation;        /* einsum */
+  /* outputs */
+  int64_t macs;                /* multiply-accumulates */
+  int64_t flops;               /* = 2 * macs + other floating-point work */
+  int64_t bytes_read, bytes_written;
+} prof_Op;
+
+/* The kind's name as PyTorch's functional spells it ("linear", "conv", "scaled_dot_product_attention"). */
+PROF_API const char *prof_op_kind_name(prof_OpKind kind);
+
+/*
+** Computes op->macs, flops, bytes_read and bytes_written under S's conventions (PROF_OP_CUSTOM:
+** leaves them). Pure: touches no counter. [may fail: PROF_ERRARG when operands contradict the kind]
+*/
+PROF_API int prof_op_count(prof_State *S, prof_Op *op);
+
+/*
+** Counts op (as prof_op_count) and, while the session is active, adds it to the innermost open
+** module (ops outside every module go to the session's "unattributed" totals). Hot path: no
+** allocation. [may fail: PROF_ERRARG]
+*/
+PROF_API int prof_op_record(prof_State *S, prof_Op *op);
+
+/*
+** Adds counts to module id directly, as a flop rule for an opaque or fused layer would. Call it
+** while id is open (before its exit): the counts are id's own and count for every module open
+** around it, in the current phase. [may fail: PROF_ERRARG for an unknown id or a negative count]
+*/
+PROF_API int prof_module_add_counts(prof_State *S, prof_ModuleId id, int64_t macs, int64_t flops,
+                                    int64_t bytes_read, int64_t bytes_written);
+
+/* {====================== reading results ======================} */
+
+/* Counters of one module in one phase. Inclusive of descendants unless named self_. */
+typedef struct prof_Counts {
+  int64_t calls;
+  int64_t macs, flops, bytes_read, bytes_written;
+  int64_t self_macs, self_flops, self_bytes_read, self_bytes_written;
+  int64_t time_ns;             /* inclusive wall time of its calls */
+} prof_Counts;
+
+typedef struct prof_ModuleInfo {
+  prof_ModuleId id, parent;
+  const char *name, *type;     /* owned by S; valid until prof_clear or prof_close */
+  int32_t depth;               /* root 0 */
+  uint32_t flags;
+  int64_t params;
+  prof_Counts phase[PROF_PHASE_COUNT];
+} prof_ModuleInfo;
+
+/* Number of registered modules; ids are 0 .. count-1 in registration order. */
+PROF_API int32_t prof_module_count(const prof_State *S);
+
+/* Fills *info for module id. [may fail: PROF_ERRARG] */
+PROF_API int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *info);
+
+/*
+** Writes up to n module ids in pre-order (each root, then its children in insertion order) into
+** ids and returns the total number of modules.
+*/
+PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n);
+
+/*
+** Session totals per phase: every recorded op, inside modules or not. Here the self_* fields hold
+** the part recorded outside every module ("unattributed"); calls and time_ns are 0.
+*/
+PROF_API void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out);
+
+/* {====================== JSON profile ======================} */
+
+/*
+** Run facts the core cannot know; the JSON writer copies them into the summary. A negative count
+** or a NaN time means "not measured" and is written as null.
+*/
+typedef struct prof_RunInfo {
+  const char *device;          /* "meta", "cpu", "cuda" */
+  int64_t world_size, dp_size, mp_size, batch_size;
+  double fwd_latency_s, bwd_latency_s, step_latency_s, iter_latency_s, samples_per_s;
+  int64_t bwd_flops;
+} prof_RunInfo;
+
+/* Fills *info with "not measured" everywhere and sizes of 1. */
+PROF_API void prof_runinfo_init(prof_RunInfo *info);
+
+/* Receives output bytes; returns 0 on success, non-zero to abort the write. */
+typedef int (*prof_WriteFn)(void *ud, const char *data, size_t len);
+
+/*
+** Writes the "profrun.profile/1" JSON document (DESIGN.md) for the current counters through fn.
+** [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM]
+*/
+PROF_API int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteFn fn,
+                                     void *ud);
+
+/*
+** Writes text to path atomically: a temporary file beside it, then rename. On failure nothing is
+** left at path or beside it. [may fail: PROF_ERRIO]
+*/
+PROF_API int prof_write_file_atomic(prof_State *S, const char *path, const char *data, size_t len);
+
+/* {====================== configuration ======================} */
+
+/* The flops_profiler section (DeepSpeed's keys and defaults plus profrun's). */
+typedef struct prof_FlopsConfig {
+  int enabled;                 /* false */
+  double recompute_fwd_factor; /* 0.0 */
+  int64_t profile_step;        /* 1 */
+  int64_t module_depth;        /* -1 */
+  int64_t top_modules;         /* 1 */
+  int detailed;                /* true */
+  char *output_file;           /* NULL: stdout */
+  prof_Conventions conventions;/* exact */
+  char *format;                /* NULL: from output_file's extension, else "deepspeed" */
+  char **ignore_modules;       /* type names, paths, "prefix.*" or Lua patterns */
+  int32_t n_ignore_modules;
+  char **rules;                /* Lua rule scripts */
+  int32_t n_rules;
+} prof_FlopsConfig;
+
+typedef struct prof_Config {
+  /* DeepSpeed's batch keys; 0 when absent */
+  int64_t train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps;
+  int wall_clock_breakdown;
+  char *device;                /* "meta", "cpu" or "cuda"; NULL: the runtime's default */
+  prof_FlopsConfig flops_profiler;
+  int64_t model_parallel_size; /* parallel.model_parallel_size, 1 */
+  char *report_script;         /* report.script, NULL */
+  /* DeepSpeed keys present in the file that profrun accepts but does not use (dotted paths) */
+  char **unused_keys;
+  int32_t n_unused_keys;
+  /* key paths given by overrides (they win over what a script passes) */
+  char **forced_keys;
+  int32_t n_forced_keys;
+} prof_Config;
+
+/*
+** Loads a DeepSpeed-style JSON config from path (NULL: defaults only), then applies overrides
+** "a.b=value" (value parsed as JSON, else taken as a string). Unknown keys, wrong types and
+** malformed JSON fail with a message naming file:line:column or the key path and, for an unknown
+** key, the closest known one. On success *out is a new config owned by the caller.
+** [may fail: PROF_ERRCONFIG, PROF_ERRIO, PROF_ERRMEM]
+*/
+PROF_API int prof_config_load(prof_State *S, const char *path, const char *const *overrides,
+                              int32_t n_overrides, prof_Config **out);
+
+/* Frees a config from prof_config_load. NULL-safe. */
+PROF_API void prof_config_free(prof_State *S, prof_Config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_H */

@@ -1,0 +1,341 @@
+/* ops_linalg.c — matmul, mm, bmm, addmm, baddbmm and einsum: shapes, checks and records. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/*
+** Values: these ops only produce correctly shaped outputs (zero-filled on cpu); the cpu kernels
+** that compute them come later.
+*/
+
+/* {====================== helpers shared by the op files ======================} */
+
+int pr_is_float(int dtype) {
+  return dtype == PROF_F32 || dtype == PROF_F64 || dtype == PROF_F16 || dtype == PROF_BF16;
+}
+
+int pr_check_float(pr_Runtime *rt, const char *op, const char *what, const pr_Tensor *x) {
+  if (pr_is_float(x->dtype)) return 0;
+  return pr_error(rt, "%s: expected a floating-point %s, got %s", op, what,
+                  prof_dtype_name(x->dtype));
+}
+
+const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size) {
+  pr_Tensor t;
+  memset(&t, 0, sizeof t);
+  t.ndim = n;
+  if (n > 0) memcpy(t.shape, dims, sizeof *dims * (size_t)n);
+  return pr_shape_str(&t, buf, size);
+}
+
+int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
+                        const int64_t *b, int *n, int64_t *shape) {
+  char sa[96], sb[96];
+  int m = na > nb ? na : nb;
+  int64_t out[PR_MAX_DIMS];
+  for (int i = 0; i < m; i++) {
+    int ia = na - m + i, ib = nb - m + i;
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return pr_error(rt, "%s: shapes %s and %s cannot be broadcast together", op,
+                      pr_dims_str(na, a, sa, sizeof sa), pr_dims_str(nb, b, sb, sizeof sb));
+    out[i] = da == 1 ? db : da;
+  }
+  memcpy(shape, out, sizeof *out * (size_t)m);   /* shape may alias a or b */
+  *n = m;
+  return 0;
+}
+
+/* Same device and dtype for all, and a float dtype. */
+static int check_operands(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
+                          const pr_Tensor *c) {
+  if (pr_check_same(rt, op, a, b, c) != 0) return PR_ERR;
+  return pr_check_float(rt, op, "input", a);
+}
+
+static pr_Tensor *cannot_multiply(pr_Runtime *rt, const char *op, const pr_Tensor *a,
+                                  const pr_Tensor *b, int64_t ka, int64_t kb) {
+  char sa[96], sb[96];
+  return pr_fail(rt, "%s: shapes %s and %s cannot be multiplied (%lld != %lld)", op,
+                 pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb), (long long)ka,
+                 (long long)kb);
+}
+
+/* {====================== matmul, mm, bmm ======================} */
+
+pr_Tensor *pr_matmul(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
+  char sa[96], sb[96];
+  if (check_operands(rt, "matmul", a, b, NULL) != 0) return NULL;
+  if (a->ndim == 0 || b->ndim == 0)
+    return pr_fail(rt, "matmul: both arguments need at least 1 dimension, got %s and %s",
+                   pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb));
+  int64_t ka = a->shape[a->ndim - 1];
+  int64_t kb = b->ndim >= 2 ? b->shape[b->ndim - 2] : b->shape[0];
+  if (ka != kb) return cannot_multiply(rt, "matmul", a, b, ka, kb);
+  int na = a->ndim > 2 ? a->ndim - 2 : 0, nb = b->ndim > 2 ? b->ndim - 2 : 0, n;
+  int64_t shape[PR_MAX_DIMS + 2];
+  if (pr_broadcast_shapes(rt, "matmul", na, a->shape, nb, b->shape, &n, shape) != 0) {
+    /* say which dims failed: the batch dims, not the matrices */
+    return pr_fail(rt, "matmul: batch dimensions of %s and %s cannot be broadcast together",
+                   pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb));
+  }
+  /* a 1-D operand's promoted dim is removed from the result */
+  if (a->ndim >= 2) shape[n++] = a->shape[a->ndim - 2];
+  if (b->ndim >= 2) shape[n++] = b->shape[b->ndim - 1];
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_MATMUL, a, b, NULL);
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, a->dtype, a->device));
+}
+
+pr_Tensor *pr_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
+  char sa[96], sb[96];
+  if (check_operands(rt, "mm", a, b, NULL) != 0) return NULL;
+  if (a->ndim != 2 || b->ndim != 2)
+    return pr_fail(rt, "mm: expected 2-D tensors, got %s and %s", pr_shape_str(a, sa, sizeof sa),
+                   pr_shape_str(b, sb, sizeof sb));
+  if (a->shape[1] != b->shape[0]) return cannot_multiply(rt, "mm", a, b, a->shape[1], b->shape[0]);
+  int64_t shape[2] = {a->shape[0], b->shape[1]};
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_MM, a, b, NULL);
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device));
+}
+
+/* The checks bmm and baddbmm share; fills the product's shape [B, n, p]. */
+static int check_batched(pr_Runtime *rt, const char *name, const pr_Tensor *a, const pr_Tensor *b,
+                         int64_t *shape) {
+  char sa[96], sb[96];
+  if (a->ndim != 3 || b->ndim != 3)
+    return pr_error(rt, "%s: expected 3-D tensors, got %s and %s", name,
+                    pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb));
+  if (a->shape[0] != b->shape[0])
+    return pr_error(rt, "%s: batch sizes of %s and %s differ (%lld != %lld)", name,
+                    pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb),
+                    (long long)a->shape[0], (long long)b->shape[0]);
+  if (a->shape[2] != b->shape[1]) {
+    cannot_multiply(rt, name, a, b, a->shape[2], b->shape[1]);
+    return PR_ERR;
+  }
+  shape[0] = a->shape[0];
+  shape[1] = a->shape[1];
+  shape[2] = b->shape[2];
+  return 0;
+}
+
+pr_Tensor *pr_bmm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
+  int64_t shape[3];
+  if (check_operands(rt, "bmm", a, b, NULL) != 0) return NULL;
+  if (check_batched(rt, "bmm", a, b, shape) != 0) return NULL;
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_BMM, a, b, NULL);
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device));
+}
+
+/* {====================== addmm, baddbmm ======================} */
+
+/* c must broadcast to the product's shape without growing it (PyTorch expands c). */
+static int check_added(pr_Runtime *rt, const char *name, const pr_Tensor *c, int nd,
+                       const int64_t *shape) {
+  char sc[96], sp[96];
+  int ok = c->ndim <= nd;
+  for (int i = 0; ok && i < c->ndim; i++) {
+    int64_t d = c->shape[c->ndim - 1 - i], want = shape[nd - 1 - i];
+    ok = d == want || d == 1;
+  }
+  if (ok) return 0;
+  return pr_error(rt, "%s: input %s does not broadcast to the product's shape %s", name,
+                  pr_shape_str(c, sc, sizeof sc), pr_dims_str(nd, shape, sp, sizeof sp));
+}
+
+pr_Tensor *pr_addmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a, const pr_Tensor *b,
+                    double beta, double alpha) {
+  char sa[96], sb[96];
+  (void)beta, (void)alpha;     /* only the cpu kernels read them */
+  if (check_operands(rt, "addmm", a, b, c) != 0) return NULL;
+  if (a->ndim != 2 || b->ndim != 2)
+    return pr_fail(rt, "addmm: expected 2-D matrices, got %s and %s",
+                   pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb));
+  if (a->shape[1] != b->shape[0])
+    return cannot_multiply(rt, "addmm", a, b, a->shape[1], b->shape[0]);
+  int64_t shape[2] = {a->shape[0], b->shape[1]};
+  if (check_added(rt, "addmm", c, 2, shape) != 0) return NULL;
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_ADDMM, c, a, b);
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device));
+}
+
+pr_Tensor *pr_baddbmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a,
+                      const pr_Tensor *b, double beta, double alpha) {
+  int64_t shape[3];
+  (void)beta, (void)alpha;
+  if (check_operands(rt, "baddbmm", a, b, c) != 0) return NULL;
+  if (check_batched(rt, "baddbmm", a, b, shape) != 0) return NULL;
+  if (check_added(rt, "baddbmm", c, 3, shape) != 0) return NULL;
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_BADDBMM, c, a, b);
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device));
+}
+
+/* {====================== einsum ======================} */
+
+#define NLETTERS 52
+
+/* 'A'..'Z' are 0..25 and 'a'..'z' 26..51: PyTorch's order for the implicit output. */
+static int letter(char ch) {
+  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+  if (ch >= 'a' && ch <= 'z') return 26 + ch - 'a';
+  return -1;
+}
+
+typedef struct Einsum {
+  const char *eq;              /* as given, for messages */
+  int64_t size[NLETTERS];      /* -1 while unseen */
+  int count[NLETTERS];         /* occurrences over the input terms */
+  int ell_nd;                  /* dims the ellipsis covers (broadcast over operands) */
+  int64_t ell[PR_MAX_DIMS];    /* their sizes, right-aligned */
+  int has_ell;
+} Einsum;
+
+/* Matches one input term (no spaces) against its operand. */
+static int ein_term(pr_Runtime *rt, Einsum *e, const char *t, size_t len, const pr_Tensor *x,
+                    int which) {
+  char sx[96];
+  int letters = 0, ell = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (t[i] == '.') {
+      if (ell || i + 2 >= len || t[i + 1] != '.' || t[i + 2] != '.')
+        return pr_error(rt, "einsum: operand %d of \"%s\" has a '.' outside a single ellipsis",
+                        which, e->eq);
+      ell = 1;
+      i += 2;
+    } else if (letter(t[i]) < 0) {
+      return pr_error(rt, "einsum: invalid subscript '%c' in \"%s\" (subscripts are letters)",
+                      t[i], e->eq);
+    } else {
+      letters++;
+    }
+  }
+  int ell_nd = x->ndim - letters;
+  if (ell_nd < 0 || (!ell && ell_nd != 0))
+    return pr_error(rt, "einsum: %d subscripts of operand %d in \"%s\" do not fit its shape %s",
+                    letters, which, e->eq, pr_shape_str(x, sx, sizeof sx));
+  if (ell) {
+    e->has_ell = 1;
+    int n;
+    int64_t mine[PR_MAX_DIMS];
+    int start = 0;
+    for (size_t i = 0; i < len && t[i] != '.'; i++) start++;
+    memcpy(mine, x->shape + start, sizeof *mine * (size_t)ell_nd);
+    if (pr_broadcast_shapes(rt, "einsum", e->ell_nd, e->ell, ell_nd, mine, &n, e->ell) != 0)
+      return pr_error(rt, "einsum: the ellipsis dims of operand %d %s do not broadcast with "
+                      "those seen before", which, pr_shape_str(x, sx, sizeof sx));
+    e->ell_nd = n;
+  }
+  int64_t own[NLETTERS];       /* sizes within this operand: a repeat takes a diagonal */
+  for (int i = 0; i < NLETTERS; i++) own[i] = -1;
+  int axis = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (t[i] == '.') {
+      axis += ell_nd;
+      i += 2;
+      continue;
+    }
+    int id = letter(t[i]);
+    int64_t d = x->shape[axis++];
+    if (own[id] >= 0 && own[id] != d)
+      return pr_error(rt, "einsum: subscript '%c' is repeated in operand %d %s with sizes %lld "
+                      "and %lld", t[i], which, pr_shape_str(x, sx, sizeof sx),
+                      (long long)own[id], (long long)d);
+    own[id] = d;
+    e->count[id]++;
+    if (e->size[id] < 0 || e->size[id] == 1) {
+      e->size[id] = d;
+    } else if (d != 1 && d != e->size[id]) {
+      return pr_error(rt, "einsum: subscript '%c' has size %lld in operand %d %s but %lld "
+                      "before", t[i], (long long)d, which, pr_shape_str(x, sx, sizeof sx),
+                      (long long)e->size[id]);
+    }
+  }
+  return 0;
+}
+
+/* The output shape of equation over the operands, as torch.einsum computes it. */
+static int ein_shape(pr_Runtime *rt, Einsum *e, int nops, const pr_Tensor *const *ops, int *ndim,
+                     int64_t *shape) {
+  char eq[256];
+  size_t n = 0;
+  for (const char *s = e->eq; *s != '\0'; s++) {
+    if (*s == ' ') continue;
+    if (n + 1 >= sizeof eq) return pr_error(rt, "einsum: equation too long");
+    eq[n++] = *s;
+  }
+  eq[n] = '\0';
+  for (int i = 0; i < NLETTERS; i++) e->size[i] = -1, e->count[i] = 0;
+  const char *arrow = strstr(eq, "->");
+  size_t lhs = arrow != NULL ? (size_t)(arrow - eq) : n;
+  int terms = 1;
+  for (size_t i = 0; i < lhs; i++) terms += eq[i] == ',';
+  if (terms != nops)
+    return pr_error(rt, "einsum: \"%s\" has %d operand terms but %d tensors were given", e->eq,
+                    terms, nops);
+  size_t start = 0;
+  for (int k = 0; k < nops; k++) {
+    size_t end = start;
+    while (end < lhs && eq[end] != ',') end++;
+    if (ein_term(rt, e, eq + start, end - start, ops[k], k) != 0) return PR_ERR;
+    start = end + 1;
+  }
+  int nd = 0;
+  if (arrow == NULL) {
+    /* implicit: the ellipsis dims, then every subscript seen once, in alphabetical order */
+    for (int i = 0; i < e->ell_nd; i++) shape[nd++] = e->ell[i];
+    for (int id = 0; id < NLETTERS; id++)
+      if (e->count[id] == 1) {
+        if (nd == PR_MAX_DIMS) goto too_many;
+        shape[nd++] = e->size[id];
+      }
+    *ndim = nd;
+    return 0;
+  }
+  int seen[NLETTERS] = {0}, ell_done = 0;
+  for (const char *o = arrow + 2; *o != '\0'; o++) {
+    if (o[0] == '.' && o[1] == '.' && o[2] == '.' && !ell_done) {
+      ell_done = 1;
+      if (nd + e->ell_nd > PR_MAX_DIMS) goto too_many;
+      for (int i = 0; i < e->ell_nd; i++) shape[nd++] = e->ell[i];
+      o += 2;
+      continue;
+    }
+    int id = letter(*o);
+    if (id < 0)
+      return pr_error(rt, "einsum: invalid output subscript '%c' in \"%s\"", *o, e->eq);
+    if (e->count[id] == 0)
+      return pr_error(rt, "einsum: output subscript '%c' of \"%s\" is in no input", *o, e->eq);
+    if (seen[id])
+      return pr_error(rt, "einsum: output subscript '%c' appears more than once in \"%s\"", *o,
+                      e->eq);
+    seen[id] = 1;
+    if (nd == PR_MAX_DIMS) goto too_many;
+    shape[nd++] = e->size[id];
+  }
+  *ndim = nd;
+  return 0;
+too_many:
+  return pr_error(rt, "einsum: the output of \"%s\" has more than %d dims", e->eq, PR_MAX_DIMS);
+}
+
+pr_Tensor *pr_einsum(pr_Runtime *rt, const char *equation, const pr_Tensor *a,
+                     const pr_Tensor *b) {
+  if (check_operands(rt, "einsum", a, b, NULL) != 0) return NULL;
+  Einsum e;
+  memset(&e, 0, sizeof e);
+  e.eq = equation;
+  const pr_Tensor *ops[2] = {a, b};
+  int ndim = 0;
+  int64_t shape[PR_MAX_DIMS];
+  if (ein_shape(rt, &e, b != NULL ? 2 : 1, ops, &ndim, shape) != 0) return NULL;
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_EINSUM, a, b, NULL);
+  op.equation = equation;
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, ndim, shape, a->dtype, a->device));
+}

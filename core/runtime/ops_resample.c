@@ -1,0 +1,71 @@
+/* ops_resample.c — interpolate (upsample / downsample): output size, PyTorch's checks, record. */
+#include <math.h>
+
+#include "runtime.h"
+
+/*
+** Values: interpolate only produces correctly shaped outputs (zero-filled on cpu); the cpu
+** kernels that compute them come later.
+*/
+
+static const char *const mode_names[] = {"nearest", "linear", "bilinear", "bicubic", "trilinear",
+                                         "area"};
+
+/* Spatial dims each mode needs (0: any of 1 to 3), as PyTorch checks them. */
+static const int mode_nsp[] = {0, 1, 2, 2, 3, 0};
+
+pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArgs *a) {
+  char sx[96];
+  if (a->mode < PROF_INTERP_NEAREST || a->mode > PROF_INTERP_AREA)
+    return pr_fail(rt, "interpolate: unknown mode %d", (int)a->mode);
+  const char *mode = mode_names[a->mode];
+  if (x->ndim < 3 || x->ndim > 5)
+    return pr_fail(rt, "interpolate: expected a 3-D, 4-D or 5-D input [N, C, ...], got %s",
+                   pr_shape_str(x, sx, sizeof sx));
+  int nsp = x->ndim - 2;
+  if (mode_nsp[a->mode] != 0 && mode_nsp[a->mode] != nsp)
+    return pr_fail(rt, "interpolate: mode '%s' needs a %d-D input, got %s", mode,
+                   mode_nsp[a->mode] + 2, pr_shape_str(x, sx, sizeof sx));
+  if (a->align_corners >= 0 && (a->mode == PROF_INTERP_NEAREST || a->mode == PROF_INTERP_AREA))
+    return pr_fail(rt, "interpolate: align_corners can only be set with the interpolating modes "
+                   "linear, bilinear, bicubic and trilinear, not '%s'", mode);
+  if (a->nsize > 0 && a->nscale > 0)
+    return pr_fail(rt, "interpolate: give only one of size and scale_factor");
+  if (a->nsize == 0 && a->nscale == 0)
+    return pr_fail(rt, "interpolate: give either size or scale_factor");
+  if (!pr_is_float(x->dtype) && !(a->mode == PROF_INTERP_NEAREST && x->dtype == PROF_U8))
+    return pr_fail(rt, "interpolate: expected a floating-point input, got %s",
+                   prof_dtype_name(x->dtype));
+  /* a number applies to every spatial dim; a list needs one entry per spatial dim */
+  int n = a->nsize > 0 ? a->nsize : a->nscale;
+  int scalar = a->nsize > 0 ? a->size_scalar : a->scale_scalar;
+  if (scalar ? n != 1 : n != nsp)
+    return pr_fail(rt, "interpolate: input %s has %d spatial dims but %d %s given",
+                   pr_shape_str(x, sx, sizeof sx), nsp, n,
+                   a->nsize > 0 ? "sizes were" : "scale factors were");
+  int64_t shape[PR_MAX_DIMS] = {x->shape[0], x->shape[1]};
+  for (int i = 0; i < nsp; i++) {
+    if (a->nsize > 0) {
+      shape[2 + i] = a->size[scalar ? 0 : i];
+    } else {
+      /* PyTorch: floor(float(in) * scale), computed in double */
+      double s = a->scale[scalar ? 0 : i], v = floor((double)x->shape[2 + i] * s);
+      shape[2 + i] = isfinite(v) && v > -1e18 && v < 1e18 ? (int64_t)v : -1;
+    }
+    if (shape[2 + i] <= 0 || x->shape[2 + i] <= 0)
+      return pr_fail(rt, "interpolate: input and output sizes must be positive, got output size "
+                     "%lld for spatial dim %d of input %s", (long long)shape[2 + i], i,
+                     pr_shape_str(x, sx, sizeof sx));
+  }
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_INTERPOLATE, x, NULL, NULL);
+  op.mode = a->mode;
+  if (a->nsize > 0) {
+    op.flags |= PROF_OPF_SIZE_GIVEN;
+    if (a->size_scalar) op.flags |= PROF_OPF_SIZE_SCALAR;
+  } else {
+    op.scale_count = a->nscale;
+    for (int i = 0; i < a->nscale; i++) op.scale[i] = a->scale[i];
+  }
+  return pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+}

@@ -1,0 +1,247 @@
+/* ops_shape.c — views and copies that change shape: reshape, transpose, select, cat, ... */
+#include <string.h>
+
+#include "runtime.h"
+
+/* Views cost nothing; they are still recorded so the activity view can show them. */
+static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_VIEW, x, NULL, NULL);
+  return pr_op_finish(rt, &op, v);
+}
+
+static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
+  return pr_op_finish(rt, &op, c);
+}
+
+pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
+  if (pr_is_contiguous(x))
+    return pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset);
+  return copy_result(rt, x, pr_tensor_like(rt, x));
+}
+
+pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape_in,
+                      int require_view) {
+  char sx[96];
+  int64_t shape[PR_MAX_DIMS];
+  int infer = -1;
+  int64_t known = 1, numel = pr_numel(x);
+  if (ndim > PR_MAX_DIMS) return pr_fail(rt, "view: at most %d dimensions", PR_MAX_DIMS);
+  for (int i = 0; i < ndim; i++) {
+    shape[i] = shape_in[i];
+    if (shape[i] == -1) {
+      if (infer >= 0) return pr_fail(rt, "view: only one dimension can be inferred (-1)");
+      infer = i;
+    } else if (shape[i] < 0) {
+      return pr_fail(rt, "view: invalid dimension %lld", (long long)shape[i]);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0)
+      return pr_fail(rt, "view: shape with -1 is invalid for input %s of %lld elements",
+                     pr_shape_str(x, sx, sizeof sx), (long long)numel);
+    shape[infer] = numel / known;
+    known *= shape[infer];
+  }
+  if (known != numel)
+    return pr_fail(rt, "view: shape of %lld elements is invalid for input %s of %lld elements",
+                   (long long)known, pr_shape_str(x, sx, sizeof sx), (long long)numel);
+  if (!pr_is_contiguous(x)) {
+    if (require_view)
+      return pr_fail(rt, "view: input %s is not contiguous; use reshape or contiguous() first",
+                     pr_shape_str(x, sx, sizeof sx));
+    pr_Tensor *c = pr_tensor_new(rt, ndim, shape, x->dtype, x->device);
+    return copy_result(rt, x, c);
+  }
+  int64_t stride[PR_MAX_DIMS];
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    stride[i] = s;
+    s *= shape[i];
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+}
+
+pr_Tensor *pr_flatten(pr_Runtime *rt, const pr_Tensor *x, int start, int end) {
+  char sx[96];
+  if (x->ndim == 0) return pr_reshape(rt, x, 1, (int64_t[]){1}, 0);
+  int s = pr_dim(start, x->ndim), e = pr_dim(end, x->ndim);
+  if (s < 0 || e < 0 || s > e)
+    return pr_fail(rt, "flatten: start_dim %d and end_dim %d are invalid for input %s", start, end,
+                   pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < s; i++) shape[n++] = x->shape[i];
+  int64_t m = 1;
+  for (int i = s; i <= e; i++) m *= x->shape[i];
+  shape[n++] = m;
+  for (int i = e + 1; i < x->ndim; i++) shape[n++] = x->shape[i];
+  return pr_reshape(rt, x, n, shape, 0);
+}
+
+pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *dims) {
+  char sx[96];
+  if (ndim != x->ndim)
+    return pr_fail(rt, "permute: %d dims given for input %s", ndim, pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  int seen[PR_MAX_DIMS] = {0};
+  for (int i = 0; i < ndim; i++) {
+    int d = pr_dim(dims[i], x->ndim);
+    if (d < 0 || seen[d])
+      return pr_fail(rt, "permute: dims are not a permutation of %d dimensions", x->ndim);
+    seen[d] = 1;
+    shape[i] = x->shape[d];
+    stride[i] = x->stride[d];
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+}
+
+pr_Tensor *pr_transpose(pr_Runtime *rt, const pr_Tensor *x, int d0, int d1) {
+  char sx[96];
+  int a = pr_dim(d0, x->ndim), b = pr_dim(d1, x->ndim);
+  if (a < 0 || b < 0)
+    return pr_fail(rt, "transpose: dims %d, %d out of range for input %s", d0, d1,
+                   pr_shape_str(x, sx, sizeof sx));
+  int dims[PR_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) dims[i] = i;
+  if (x->ndim > 0) {
+    dims[a] = b;
+    dims[b] = a;
+  }
+  return pr_permute(rt, x, x->ndim, dims);
+}
+
+pr_Tensor *pr_unsqueeze(pr_Runtime *rt, const pr_Tensor *x, int dim) {
+  char sx[96];
+  int d = dim < 0 ? dim + x->ndim + 1 : dim;
+  if (d < 0 || d > x->ndim || x->ndim == PR_MAX_DIMS)
+    return pr_fail(rt, "unsqueeze: dim %d out of range for input %s", dim,
+                   pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i <= x->ndim; i++) {
+    if (i == d) {
+      shape[n] = 1;
+      stride[n++] = i < x->ndim ? x->stride[i] * x->shape[i] : 1;
+    }
+    if (i < x->ndim) {
+      shape[n] = x->shape[i];
+      stride[n++] = x->stride[i];
+    }
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset));
+}
+
+pr_Tensor *pr_squeeze(pr_Runtime *rt, const pr_Tensor *x, int dim, int all) {
+  char sx[96];
+  int d = all ? -1 : pr_dim(dim, x->ndim);
+  if (!all && d < 0)
+    return pr_fail(rt, "squeeze: dim %d out of range for input %s", dim, pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (x->shape[i] == 1 && (all || i == d)) continue;
+    shape[n] = x->shape[i];
+    stride[n++] = x->stride[i];
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset));
+}
+
+pr_Tensor *pr_expand(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape_in) {
+  char sx[96];
+  if (ndim < x->ndim || ndim > PR_MAX_DIMS)
+    return pr_fail(rt, "expand: %d sizes given for input %s", ndim, pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  for (int i = 0; i < ndim; i++) {
+    int j = x->ndim - ndim + i;
+    int64_t have = j >= 0 ? x->shape[j] : 1;
+    int64_t want = shape_in[i] == -1 ? have : shape_in[i];
+    if (j >= 0 && have != want && have != 1)
+      return pr_fail(rt, "expand: input %s cannot be expanded: dimension %d is %lld, not 1",
+                     pr_shape_str(x, sx, sizeof sx), i, (long long)have);
+    shape[i] = want;
+    stride[i] = (j >= 0 && have == want) ? x->stride[j] : 0;
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+}
+
+pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index) {
+  char sx[96];
+  int d = pr_dim(dim, x->ndim);
+  if (x->ndim == 0 || d < 0)
+    return pr_fail(rt, "select: dim %d out of range for input %s", dim, pr_shape_str(x, sx, sizeof sx));
+  int64_t i = index < 0 ? index + x->shape[d] : index;
+  if (i < 0 || i >= x->shape[d])
+    return pr_fail(rt, "select: index %lld out of range for dimension %d of input %s",
+                   (long long)index, d, pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  int n = 0;
+  for (int k = 0; k < x->ndim; k++) {
+    if (k == d) continue;
+    shape[n] = x->shape[k];
+    stride[n++] = x->stride[k];
+  }
+  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset + i * x->stride[d]));
+}
+
+pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start, int64_t len) {
+  char sx[96];
+  int d = pr_dim(dim, x->ndim);
+  if (x->ndim == 0 || d < 0)
+    return pr_fail(rt, "narrow: dim %d out of range for input %s", dim, pr_shape_str(x, sx, sizeof sx));
+  int64_t s = start < 0 ? start + x->shape[d] : start;
+  if (s < 0 || len < 0 || s + len > x->shape[d])
+    return pr_fail(rt, "narrow: [%lld, %lld) is outside dimension %d of input %s", (long long)s,
+                   (long long)(s + len), d, pr_shape_str(x, sx, sizeof sx));
+  int64_t shape[PR_MAX_DIMS];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[d] = len;
+  return view_result(rt, x, pr_tensor_view(rt, x, x->ndim, shape, x->stride, x->offset + s * x->stride[d]));
+}
+
+pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
+  char s0[96], si[96];
+  if (n < 1) return pr_fail(rt, "cat: expected at least one tensor");
+  const pr_Tensor *a = xs[0];
+  int d = pr_dim(dim, a->ndim);
+  if (a->ndim == 0 || d < 0)
+    return pr_fail(rt, "cat: dim %d out of range for input %s", dim, pr_shape_str(a, s0, sizeof s0));
+  int64_t shape[PR_MAX_DIMS];
+  memcpy(shape, a->shape, sizeof shape);
+  shape[d] = 0;
+  prof_Op op;
+  memset(&op, 0, sizeof op);
+  op.kind = PROF_OP_COPY;
+  op.name = "cat";
+  for (int k = 0; k < n; k++) {
+    const pr_Tensor *x = xs[k];
+    if (pr_check_same(rt, "cat", a, x, NULL) != 0) return NULL;
+    int ok = x->ndim == a->ndim;
+    for (int i = 0; ok && i < a->ndim; i++) ok = i == d || x->shape[i] == a->shape[i];
+    if (!ok)
+      return pr_fail(rt, "cat: tensor %d of shape %s does not match %s outside dimension %d", k,
+                     pr_shape_str(x, si, sizeof si), pr_shape_str(a, s0, sizeof s0), d);
+    shape[d] += x->shape[d];
+  }
+  /* cat reads exactly what it writes; one operand of the output's shape says so for any n */
+  pr_Tensor *out = pr_tensor_new(rt, a->ndim, shape, a->dtype, a->device);
+  if (out == NULL) return NULL;
+  pr_operand(out, &op.in[0]);
+  op.ninputs = 1;
+  return pr_op_finish(rt, &op, out);
+}
+
+pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
+  if (dtype < 0) dtype = x->dtype;
+  if (device < 0) device = x->device;
+  if (dtype == x->dtype && device == x->device)
+    return pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset);
+  if (device != x->device && (device == PR_META || x->device == PR_META))
+    return pr_fail(rt, "to: cannot move a tensor between %s and %s (meta tensors have no values)",
+                   pr_device_name(x->device), pr_device_name(device));
+  return copy_result(rt, x, pr_tensor_new(rt, x->ndim, x->shape, dtype, device));
+}

@@ -1,0 +1,118 @@
+/* runtime.h — the runtime's tensors and ops: shapes, dtypes, devices; every op records itself. */
+#ifndef PR_RUNTIME_H
+#define PR_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prof.h"
+
+#define PR_MAX_DIMS PROF_MAX_DIMS
+#define PR_ERR (-1)
+
+typedef enum pr_Device { PR_META = 0, PR_CPU = 1, PR_CUDA = 2, PR_DEVICE_COUNT } pr_Device;
+
+/* Element storage of cpu tensors, shared by views; freed when the last tensor lets go. */
+typedef struct pr_Storage {
+  int64_t refs;
+  size_t nbytes;
+  void *data;
+} pr_Storage;
+
+/*
+** A tensor: metadata owned by whoever holds a reference (pr_tensor_retain/release). Meta tensors
+** have no storage: shapes and dtypes flow through ops, nothing is computed or allocated.
+*/
+typedef struct pr_Tensor {
+  int64_t refs;
+  int32_t ndim;
+  int32_t dtype;               /* prof_DType */
+  int32_t device;              /* pr_Device */
+  uint32_t flags;              /* PR_T_* */
+  int64_t shape[PR_MAX_DIMS];
+  int64_t stride[PR_MAX_DIMS]; /* in elements */
+  int64_t offset;              /* in elements */
+  pr_Storage *storage;         /* NULL on meta */
+} pr_Tensor;
+
+#define PR_T_REQUIRES_GRAD 0x1u
+#define PR_T_PARAMETER 0x2u
+
+/*
+** Runtime context: the recorder ops report to (NULL: not profiling) and the last error. One per
+** Lua state (or host); no globals.
+*/
+typedef struct pr_Runtime {
+  prof_State *rec;
+  int32_t default_device;      /* pr_Device */
+  int32_t default_dtype;       /* prof_DType */
+  char err[512];
+} pr_Runtime;
+
+/* {====================== tensors (tensor.c) ======================} */
+
+/* Sets the runtime's defaults: meta device, float32, no recorder. */
+void pr_runtime_init(pr_Runtime *rt);
+
+/* Formats rt->err and returns PR_ERR (or NULL through the pointer-returning ops). */
+int pr_error(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "meta" | "cpu" | "cuda" <-> pr_Device; parse returns -1 when unknown. */
+const char *pr_device_name(int device);
+int pr_device_parse(const char *name);
+
+/*
+** A new contiguous tensor with refs = 1 (cpu: storage of numel * dtype size bytes, zero-filled).
+** NULL with rt->err set on a bad shape or out of memory.
+*/
+pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dtype, int device);
+
+/* A tensor with the same shape, dtype and device as like. */
+pr_Tensor *pr_tensor_like(pr_Runtime *rt, const pr_Tensor *like);
+
+/* A view of base (shares its storage) with its own shape, strides and offset. */
+pr_Tensor *pr_tensor_view(pr_Runtime *rt, const pr_Tensor *base, int ndim, const int64_t *shape,
+                          const int64_t *stride, int64_t offset);
+
+pr_Tensor *pr_tensor_retain(pr_Tensor *t);
+void pr_tensor_release(pr_Tensor *t);   /* NULL-safe */
+
+int64_t pr_numel(const pr_Tensor *t);
+int pr_is_contiguous(const pr_Tensor *t);
+
+/* "[2, 3, 4]" into buf; returns buf. */
+const char *pr_shape_str(const pr_Tensor *t, char *buf, size_t size);
+
+/* Normalises a possibly negative dimension index against ndim; -1 when out of range. */
+int pr_dim(int dim, int ndim);
+
+/* {====================== recording ======================} */
+
+/* Copies a tensor's shape and dtype into an op operand. */
+void pr_operand(const pr_Tensor *t, prof_Operand *o);
+
+/*
+** Completes op (out from the result tensor) and hands it to the recorder, if any. Returns PR_ERR
+** with rt->err set when the core rejects the op.
+*/
+int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
+
+/* {====================== helpers for op implementations (op_util.c) ======================} */
+
+/* Sets rt->err and returns NULL, for ops that return tensors. */
+pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fails (PR_ERR) unless every non-NULL tensor shares a's device and dtype. */
+int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
+                  const pr_Tensor *c);
+
+/* Starts an op: zeroes it, sets kind and copies the non-NULL inputs (in order) as operands. */
+void pr_op_begin(prof_Op *op, prof_OpKind kind, const pr_Tensor *in0, const pr_Tensor *in1,
+                 const pr_Tensor *in2);
+
+/* Records op with out as its result; on failure releases out and returns NULL. */
+pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
+
+#include "ops.h"
+
+#endif

@@ -1,0 +1,270 @@
+-- flops_profiler.lua — DeepSpeed's FlopsProfiler and get_model_profile over profrun's C core.
+local core = require "prof.core"
+local module = require "prof.nn.module"
+local config = require "prof.config"
+local errors = require "prof.errors"
+local ignore = require "prof.ignore"
+local report = require "prof.report"
+local units = require "prof.report.units"
+
+local M = {}
+
+local hooks = module.hooks
+
+local FlopsProfiler = {}
+FlopsProfiler.__index = FlopsProfiler
+
+-- prof.FlopsProfiler(model[, ds_engine[, recompute_fwd_factor]]), as deepspeed's class.
+function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
+  if not module.is_module(model) then error("FlopsProfiler: model must be an nn.Module", 2) end
+  return setmetatable({
+    model = model,
+    ds_engine = ds_engine,
+    recompute_fwd_factor = recompute_fwd_factor,
+    started = false,
+  }, FlopsProfiler)
+end
+
+-- The device the model lives on: that of its first parameter, else the runtime's default.
+local function model_device(model)
+  local p = model:parameters()[1]
+  return p and p.device or core.default_device()
+end
+
+-- Registers the model's tree with the core: each module once, at its first path.
+local function register(S, model, matcher)
+  local ids, objects = {}, {}
+  local function walk(m, parent, name, path)
+    if ids[m] ~= nil then return end
+    local id = S:add_module(parent, name, m.__name, m:num_parameters())
+    ids[m] = id
+    objects[id] = m
+    if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
+    for _, pair in ipairs(m:named_children()) do
+      walk(pair[2], id, pair[1], path == "" and pair[1] or path .. "." .. pair[1])
+    end
+  end
+  walk(model, nil, "", "")
+  return ids, objects
+end
+
+-- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
+function FlopsProfiler:start_profile(ignore_list)
+  if type(ignore_list) == "table" and ignore_list.ignore_list ~= nil then
+    ignore_list = ignore_list.ignore_list
+  end
+  self:stop_profile()
+  local S = self.S or core.new()
+  self.S = S
+  S:clear()
+  S:set_conventions(config.pick("flops_profiler.conventions", self.conventions, "exact"))
+  local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
+  self.ids, self.objects = register(S, self.model, ignore.matcher(list))
+  self.device = model_device(self.model)
+  hooks.S, hooks.ids = S, self.ids
+  core.set_recorder(S)
+  S:start()
+  self.started = true
+end
+
+-- stop_profile(): stops counting; the counts stay readable until end_profile.
+function FlopsProfiler:stop_profile()
+  local S = self.S
+  if S == nil or not S:active() then return end
+  S:stop()
+  if hooks.S == S then
+    hooks.S, hooks.ids = nil, nil
+    core.set_recorder(nil)
+  end
+  self.stack_error = S:check()
+end
+
+-- reset_profile(): zeroes every count, keeping the session.
+function FlopsProfiler:reset_profile()
+  if self.S ~= nil then self.S:reset() end
+end
+
+-- end_profile(): stops and releases everything the profiler attached.
+function FlopsProfiler:end_profile()
+  self:stop_profile()
+  if self.S ~= nil then self.S:close() end
+  self.S, self.ids, self.objects = nil, nil, nil
+  self.started = false
+end
+
+local function root_counts(self)
+  if self.S == nil then error("FlopsProfiler: call start_profile first", 3) end
+  return self.S:modules()[1]
+end
+
+function FlopsProfiler:get_total_flops(as_string)
+  local n = root_counts(self).fwd.flops
+  return as_string and units.number_to_string(n) or n
+end
+
+function FlopsProfiler:get_total_macs(as_string)
+  local n = root_counts(self).fwd.macs
+  return as_string and units.macs_to_string(n) or n
+end
+
+function FlopsProfiler:get_total_params(as_string)
+  local n = root_counts(self).params
+  return as_string and units.params_to_string(n) or n
+end
+
+-- Seconds of the model's forward calls; nil on meta, where nothing ran.
+function FlopsProfiler:get_total_duration(as_string)
+  local r = root_counts(self)
+  local s = (self.device ~= "meta" and r.fwd.calls > 0) and r.fwd.time_ns / 1e9 or nil
+  if as_string then return s and units.duration_to_string(s) or "n/a" end
+  return s
+end
+
+-- The profile as plain tables (report scripts' input; see scripts/reports/).
+-- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...).
+function FlopsProfiler:profile(extra)
+  extra = extra or {}
+  local S = self.S
+  if S == nil then error("FlopsProfiler: call start_profile first", 2) end
+  local timed = self.device ~= "meta"
+  local exact = S:conventions() == "exact"
+  local rows = S:modules()
+  local index = {}
+  local modules = {}
+  for i, r in ipairs(rows) do
+    index[r.id] = i
+    local m = self.objects[r.id]
+    local parent = r.parent and index[r.parent]
+    local hidden = r.ignored or (exact and parent ~= nil and modules[parent].hidden) or false
+    modules[i] = {
+      index = i, parent = parent, children = {},
+      name = r.name, path = S:path(r.id), type = r.type, depth = r.depth,
+      params = r.params, macs = r.fwd.macs, flops = r.fwd.flops,
+      bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
+      fwd_latency_s = timed and r.fwd.calls > 0 and r.fwd.time_ns / 1e9 or nil,
+      bwd_latency_s = timed and r.bwd.calls > 0 and r.bwd.time_ns / 1e9 or nil,
+      bwd_flops = r.bwd.calls > 0 and r.bwd.flops or nil,
+      extra_repr = m and m:extra_repr() or "",
+      hidden = hidden and i > 1,
+      fold = r.type == "ModuleList",
+    }
+    if parent then table.insert(modules[parent].children, i) end
+  end
+  local root = modules[1] or { params = 0, macs = 0, flops = 0 }
+  local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1
+  local p = {
+    schema = "profrun.profile/1",
+    device = self.device,
+    conventions = S:conventions(),
+    engine = extra.engine or false,
+    profile_step = extra.profile_step or 1,
+    world_size = extra.world_size or 1,
+    dp_size = extra.dp_size or 1,
+    mp_size = mp,
+    batch_size = extra.batch_size,
+    params = root.params,
+    params_model = root.params * mp,
+    fwd_macs = root.macs,
+    fwd_flops = root.flops,
+    fwd_flops_model = root.flops * mp,
+    bwd_flops = extra.bwd_flops,
+    recompute_fwd_factor = self.recompute_fwd_factor
+      or config.value("flops_profiler.recompute_fwd_factor") or 0,
+    fwd_latency_s = extra.fwd_latency_s or root.fwd_latency_s,
+    bwd_latency_s = extra.bwd_latency_s,
+    step_latency_s = extra.step_latency_s,
+    iter_latency_s = extra.iter_latency_s,
+    samples_per_s = extra.samples_per_s,
+    modules = modules,
+  }
+  return p
+end
+
+-- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=}
+-- (DeepSpeed's positional order is accepted too). The config supplies what the call leaves out.
+function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
+  if not self.started then return end
+  if type(opts) ~= "table" then
+    opts = { profile_step = opts, module_depth = module_depth, top_modules = top_modules,
+             detailed = detailed, output_file = output_file }
+  end
+  local out = config.pick("flops_profiler.output_file", opts.output_file, nil)
+  local text = report.render_profile(self:profile(opts.extra or { profile_step = opts.profile_step }), {
+    format = config.pick("flops_profiler.format", opts.format, nil),
+    output_file = out,
+    module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
+    top_modules = config.pick("flops_profiler.top_modules", opts.top_modules, 1),
+    detailed = config.pick("flops_profiler.detailed", opts.detailed, true),
+  })
+  if out ~= nil and out ~= "" then
+    require("prof.output").write(out, text)
+  else
+    io.stdout:write(text)
+  end
+end
+
+-- Runs model(args..., kwargs) with errors naming the module they happened in.
+local function call_model(model, args, kwargs)
+  local n = #args
+  local call_args = { table.unpack(args, 1, n) }
+  if kwargs ~= nil then
+    n = n + 1
+    call_args[n] = kwargs
+  end
+  local ok, err = xpcall(model, errors.with_module_context, table.unpack(call_args, 1, n))
+  if not ok then error(err, 0) end
+end
+
+-- prof.get_model_profile{model=, input_shape= | args= | kwargs=, print_profile=, detailed=,
+-- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=}
+-- returns flops, macs, params (strings unless as_string = false), as DeepSpeed does.
+function M.get_model_profile(o)
+  if type(o) ~= "table" or not module.is_module(o.model) then
+    error("get_model_profile: expects {model = <nn.Module>, ...}", 2)
+  end
+  local model = o.model
+  model:eval()
+  local args = o.args or {}
+  if o.input_shape ~= nil then
+    if type(o.input_shape) ~= "table" or #o.input_shape < 1 then
+      error("get_model_profile: input_shape must be a non-empty list of sizes", 2)
+    end
+    local p = model:parameters()[1]
+    args = { core.empty(o.input_shape, p and p.dtype, p and p.device) }
+  end
+  if #args == 0 and o.kwargs == nil then
+    error("get_model_profile: give input_shape, args or kwargs", 2)
+  end
+  local warm_up = o.warm_up or 1
+  for _ = 1, warm_up do call_model(model, args, o.kwargs) end
+  local prof = M.FlopsProfiler(model)
+  prof:start_profile(o.ignore_modules)
+  local ok, err = pcall(call_model, model, args, o.kwargs)
+  if not ok then
+    prof:end_profile()
+    error(err, 0)
+  end
+  prof:stop_profile()
+  local flops, macs, params = prof:get_total_flops(), prof:get_total_macs(), prof:get_total_params()
+  local print_profile = o.print_profile
+  if print_profile == nil then print_profile = true end
+  if print_profile then
+    ok, err = pcall(prof.print_model_profile, prof, {
+      profile_step = warm_up, module_depth = o.module_depth, top_modules = o.top_modules,
+      detailed = o.detailed, output_file = o.output_file, format = o.format,
+    })
+    if not ok then
+      prof:end_profile()
+      error(err, 0)
+    end
+  end
+  prof:end_profile()
+  local as_string = o.as_string
+  if as_string == nil then as_string = true end
+  if as_string then
+    return units.number_to_string(flops), units.macs_to_string(macs), units.params_to_string(params)
+  end
+  return flops, macs, params
+end
+
+return M

@@ -1,0 +1,33 @@
+-- init.lua — require "prof": profrun's Lua API, named as DeepSpeed and PyTorch name things.
+local core = require "prof.core"
+local config = require "prof.config"
+local errors = require "prof.errors"
+local flops_profiler = require "prof.flops_profiler"
+
+local M = {}
+
+M.VERSION = core.VERSION
+
+-- The flops profiler (DeepSpeed's API).
+M.FlopsProfiler = flops_profiler.FlopsProfiler
+M.get_model_profile = flops_profiler.get_model_profile
+
+-- The run's configuration (the JSON config profrun was given, or the defaults).
+M.config = config
+
+-- The runtime.
+M.set_default_device = core.set_default_device
+M.default_device = core.default_device
+
+-- Error handler for xpcall: module context plus traceback.
+M.traceback = errors.traceback
+
+-- Submodules load on first use: prof.nn, prof.tensor, prof.models.
+return setmetatable(M, {
+  __index = function(t, k)
+    local ok, sub = pcall(require, "prof." .. k)
+    if not ok then return nil end
+    rawset(t, k, sub)
+    return sub
+  end,
+})

@@ -1,0 +1,28 @@
+-- init.lua — prof.nn: PyTorch's module classes, named, shaped and printed as PyTorch does.
+local module = require "prof.nn.module"
+
+local nn = {}
+nn.Module = module.Module
+nn.functional = require "prof.nn.functional"
+
+-- Each file adds its classes to nn; the list grows with the library.
+local FILES = {
+  "containers", "linear", "conv", "pooling", "activation", "normalization", "sparse",
+  "dropout", "flatten", "rnn", "attention",
+}
+for _, f in ipairs(FILES) do
+  local ok, classes = pcall(require, "prof.nn." .. f)
+  if ok then
+    for k, v in pairs(classes) do nn[k] = v end
+  elseif not tostring(classes):find("module 'prof.nn." .. f .. "' not found", 1, true) then
+    error(classes, 0)
+  end
+end
+
+-- nn.Parameter(t): marks a tensor as a trainable parameter and returns it.
+function nn.Parameter(t, requires_grad)
+  if requires_grad == nil then requires_grad = true end
+  return t:set_flags { parameter = true, requires_grad = requires_grad }
+end
+
+return nn

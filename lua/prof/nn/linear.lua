@@ -1,0 +1,41 @@
+-- linear.lua — nn.Identity and nn.Linear, shaped and printed as PyTorch 1.13's.
+local module = require "prof.nn.module"
+local args = require "prof.nn.args"
+local F = require "prof.nn.functional"
+local T = require "prof.tensor"
+
+local Module, fmt = module.Module, args.fmt
+
+-- nn.Identity(...): takes and ignores any arguments, as PyTorch's does.
+local Identity = Module:extend("Identity")
+
+function Identity.init() end
+
+function Identity.forward(_, x)
+  return x
+end
+
+-- nn.Linear(in_features, out_features, bias=true, {device=, dtype=})
+local Linear = Module:extend("Linear")
+
+function Linear:init(...)
+  local a = args.parse(self.__name, {
+    "in_features", "out_features", { "bias", true }, { "device" }, { "dtype" },
+  }, ...)
+  self.in_features, self.out_features = a.in_features, a.out_features
+  local fk = args.factory(a)
+  self:register_parameter("weight", T.empty({ a.out_features, a.in_features }, fk))
+  if a.bias then self:register_parameter("bias", T.empty({ a.out_features }, fk)) end
+end
+
+-- F.linear checks the shapes: its message names both (the profiler adds the module path).
+function Linear:forward(x)
+  return F.linear(x, self.weight, self.bias)
+end
+
+function Linear:extra_repr()
+  return string.format("in_features=%d, out_features=%d, bias=%s", self.in_features,
+                       self.out_features, fmt(self.bias ~= nil))
+end
+
+return { Identity = Identity, Linear = Linear }

@@ -1,0 +1,255 @@
+-- module.lua — nn.Module: PyTorch-style modules as tiny Lua classes, and the per-call profiler hooks.
+local core = require "prof.core"
+
+local M = {}
+
+-- State shared by every module call: the active recorder, the session's module ids and the
+-- innermost module being called (for error messages). One per Lua state; nothing global.
+local hooks = { S = nil, ids = nil, current = nil }
+M.hooks = hooks
+
+local enter, exit = core.enter, core.exit
+
+local Module = {}
+Module.__name = "Module"
+Module.__index = Module
+M.Module = Module
+
+local function is_module(v)
+  return type(v) == "table" and rawget(v, "_modules") ~= nil
+end
+M.is_module = is_module
+
+local function is_parameter(v)
+  return core.is_tensor(v) and v.is_parameter
+end
+
+-- Attribute assignment registers children and parameters in order, as torch.nn.Module does.
+function Module.__newindex(self, key, value)
+  if is_module(value) then
+    local order = rawget(self, "_modules")
+    if rawget(self, key) == nil then order[#order + 1] = key end
+    if rawget(value, "_parent") == nil then
+      rawset(value, "_parent", self)
+      rawset(value, "_name", type(key) == "number" and tostring(key - 1) or key)
+    end
+  elseif is_parameter(value) then
+    local order = rawget(self, "_params")
+    if rawget(self, key) == nil then order[#order + 1] = key end
+  end
+  rawset(self, key, value)
+end
+
+local function leave(prev, S, id, ...)
+  exit(S, id)
+  hooks.current = prev
+  return ...
+end
+
+local function leave_plain(prev, ...)
+  hooks.current = prev
+  return ...
+end
+
+-- model(x): runs forward inside the module's profiler frame when a session records this module.
+function Module.__call(self, ...)
+  local prev = hooks.current
+  hooks.current = self
+  local S = hooks.S
+  local id = S and hooks.ids[self]
+  if id == nil then return leave_plain(prev, self:forward(...)) end
+  enter(S, id)
+  return leave(prev, S, id, self:forward(...))
+end
+
+function Module.__tostring(self)
+  return self:repr()
+end
+
+-- Creates a subclass named like its PyTorch counterpart: nn.Module:extend("LeNet5").
+function Module:extend(name)
+  assert(type(name) == "string", "extend: the class needs a name")
+  local cls = {}
+  for k, v in pairs(self) do
+    if type(k) == "string" and k:sub(1, 2) == "__" then cls[k] = v end
+  end
+  cls.__name = name
+  cls.__index = cls
+  cls.super = self
+  return setmetatable(cls, { __index = self, __call = function(c, ...) return c:new(...) end,
+                             __tostring = function() return "class " .. name end })
+end
+
+-- Instances: cls(...) calls init(...) on a fresh object.
+function Module:new(...)
+  local obj = { _modules = {}, _params = {}, _buffers = {}, training = true }
+  setmetatable(obj, self)
+  obj:init(...)
+  return obj
+end
+
+function Module.init() end
+
+function Module:forward()
+  error(string.format("%s has no forward()", self.__name), 2)
+end
+
+function Module:type_name()
+  return self.__name
+end
+
+function Module:extra_repr()
+  return ""
+end
+
+-- Buffers (running statistics, masks) are state that is not a parameter.
+function Module:register_buffer(name, tensor)
+  local order = rawget(self, "_buffers")
+  if rawget(self, name) == nil then order[#order + 1] = name end
+  rawset(self, name, tensor)
+end
+
+function Module:register_parameter(name, tensor)
+  if tensor ~= nil then tensor:set_flags { parameter = true, requires_grad = true } end
+  self[name] = tensor
+end
+
+-- Children in registration order as {name, module} pairs (names of list slots are "0", "1", ...).
+function Module:named_children()
+  local out = {}
+  for _, key in ipairs(rawget(self, "_modules")) do
+    local child = rawget(self, key)
+    if is_module(child) then
+      out[#out + 1] = { type(key) == "number" and tostring(key - 1) or key, child }
+    end
+  end
+  return out
+end
+
+function Module:children()
+  local out = {}
+  for i, pair in ipairs(self:named_children()) do out[i] = pair[2] end
+  return out
+end
+
+-- Pre-order {path, module} pairs, each module once (the first path wins), as PyTorch does.
+function Module:named_modules(prefix)
+  local out, seen = {}, {}
+  local function walk(m, path)
+    if seen[m] then return end
+    seen[m] = true
+    out[#out + 1] = { path, m }
+    for _, pair in ipairs(m:named_children()) do
+      walk(pair[2], path == "" and pair[1] or path .. "." .. pair[1])
+    end
+  end
+  walk(self, prefix or "")
+  return out
+end
+
+function Module:modules()
+  local out = {}
+  for i, pair in ipairs(self:named_modules()) do out[i] = pair[2] end
+  return out
+end
+
+-- Pre-order {path, tensor} pairs of parameters, each tensor once.
+function Module:named_parameters()
+  local out, seen = {}, {}
+  for _, pair in ipairs(self:named_modules()) do
+    local path, m = pair[1], pair[2]
+    for _, key in ipairs(rawget(m, "_params")) do
+      local p = rawget(m, key)
+      if p ~= nil and not seen[p] then
+        seen[p] = true
+        out[#out + 1] = { path == "" and key or path .. "." .. key, p }
+      end
+    end
+  end
+  return out
+end
+
+function Module:parameters()
+  local out = {}
+  for i, pair in ipairs(self:named_parameters()) do out[i] = pair[2] end
+  return out
+end
+
+function Module:named_buffers()
+  local out = {}
+  for _, pair in ipairs(self:named_modules()) do
+    local path, m = pair[1], pair[2]
+    for _, key in ipairs(rawget(m, "_buffers")) do
+      local b = rawget(m, key)
+      if b ~= nil then out[#out + 1] = { path == "" and key or path .. "." .. key, b } end
+    end
+  end
+  return out
+end
+
+-- Number of parameter elements, shared parameters counted once.
+function Module:num_parameters()
+  local n = 0
+  for _, p in ipairs(self:parameters()) do n = n + p:numel() end
+  return n
+end
+
+function Module:apply(fn)
+  for _, child in ipairs(self:children()) do child:apply(fn) end
+  fn(self)
+  return self
+end
+
+function Module:train(mode)
+  if mode == nil then mode = true end
+  for _, m in ipairs(self:modules()) do rawset(m, "training", mode) end
+  return self
+end
+
+function Module:eval()
+  return self:train(false)
+end
+
+-- The dotted path through the parents each module was first assigned to ("" for a root).
+function Module:path()
+  local parts = {}
+  local m = self
+  while rawget(m, "_parent") ~= nil do
+    table.insert(parts, 1, rawget(m, "_name"))
+    m = rawget(m, "_parent")
+  end
+  return table.concat(parts, ".")
+end
+
+-- PyTorch's Module.__repr__ (what print(model) shows).
+local function addindent(s, n)
+  local pad = string.rep(" ", n)
+  return (s:gsub("\n", "\n" .. pad))
+end
+
+function Module:repr(extra_fn)
+  local extra = extra_fn and extra_fn(self) or self:extra_repr()
+  local lines = {}
+  local nextra = 0
+  if extra ~= "" then
+    for line in (extra .. "\n"):gmatch("(.-)\n") do
+      lines[#lines + 1] = line
+      nextra = nextra + 1
+    end
+  end
+  local children = self:named_children()
+  for _, pair in ipairs(children) do
+    lines[#lines + 1] = "(" .. pair[1] .. "): " .. addindent(pair[2]:repr(extra_fn), 2)
+  end
+  local s = self.__name .. "("
+  if #lines > 0 then
+    if nextra == 1 and #children == 0 then
+      s = s .. lines[1]
+    else
+      s = s .. "\n  " .. table.concat(lines, "\n  ") .. "\n"
+    end
+  end
+  return s .. ")"
+end
+
+return M

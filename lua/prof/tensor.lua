@@ -1,0 +1,61 @@
+-- tensor.lua — tensors for scripts: constructors, ops as functions (T.matmul) and methods (x:matmul).
+local core = require "prof.core"
+
+local T = {}
+
+local function dd(opts)
+  if opts == nil then return nil, nil end
+  return opts.dtype, opts.device
+end
+
+-- T.empty(shape, {dtype=, device=}): on meta only the shape and dtype exist.
+function T.empty(shape, opts)
+  local dtype, device = dd(opts)
+  return core.empty(shape, dtype, device)
+end
+
+T.zeros = T.empty   -- cpu storage starts zero-filled
+
+T.is_tensor = core.is_tensor
+T.set_default_device = core.set_default_device
+T.default_device = core.default_device
+T.set_default_dtype = core.set_default_dtype
+T.default_dtype = core.default_dtype
+
+-- Ops that exist under the same name in prof.core, exposed as T.name(x, ...) and x:name(...).
+local OPS = {
+  "linear", "matmul", "mm", "bmm", "addmm", "baddbmm",
+  "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "softplus",
+  "hardswish", "mish", "prelu", "softmax", "log_softmax", "clamp",
+  "neg", "exp", "log", "sqrt", "rsqrt", "abs", "sin", "cos", "erf", "reciprocal",
+  "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+  "sum", "mean", "amax", "var",
+  "view", "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
+  "contiguous", "select", "narrow", "chunk", "split", "masked_fill", "where", "triu", "tril",
+  "dropout", "embedding", "to",
+}
+-- Functions without a method form.
+local FUNCS = { "cat", "stack", "einsum", "arange", "full", "ones", "randn", "rand", "tensor" }
+
+local methods = core.tensor_methods()
+for _, name in ipairs(OPS) do
+  local f = core[name]
+  if f ~= nil then
+    T[name] = f
+    methods[name] = f
+  end
+end
+for _, name in ipairs(FUNCS) do
+  if core[name] ~= nil and T[name] == nil then
+    T[name] = function(...) return core[name](...) end
+  end
+end
+
+-- PyTorch spellings that are aliases.
+methods.size = methods.size
+methods.t = function(x) return core.transpose(x, 0, 1) end
+methods.T = nil
+methods.type_as = function(x) return x end
+T.t = methods.t
+
+return T

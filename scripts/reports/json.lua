@@ -1,0 +1,50 @@
+-- scripts/reports/json.lua: the "profrun.profile/1" JSON document (DESIGN.md "JSON profile"), as core/profile_json.c.
+--
+-- Summary keys in this order: schema, device, conventions, world_size, dp_size, mp_size,
+-- batch_size, params, params_model, fwd_macs, fwd_flops, fwd_flops_model, bwd_flops,
+-- fwd_latency_s, bwd_latency_s, step_latency_s, iter_latency_s, samples_per_s (null when not
+-- measured), modules. Each module: id (0-based pre-order), parent (id or null), name (dotted
+-- path, root ""), type, depth, params, macs, flops, bytes (only when known), fwd_latency_s,
+-- bwd_latency_s, calls. Hidden (ignored) modules are left out; their children take the nearest
+-- shown ancestor as parent.
+local enc = require "prof.report.json_encode"
+local tree = require "prof.report.tree"
+
+local M = {}
+
+M.SUMMARY_KEYS = {
+  "schema", "device", "conventions", "world_size", "dp_size", "mp_size", "batch_size",
+  "params", "params_model", "fwd_macs", "fwd_flops", "fwd_flops_model", "bwd_flops",
+  "fwd_latency_s", "bwd_latency_s", "step_latency_s", "iter_latency_s", "samples_per_s", "modules",
+}
+
+M.MODULE_KEYS = {
+  "id", "parent", "name", "type", "depth", "params", "macs", "flops", "bytes",
+  "fwd_latency_s", "bwd_latency_s", "calls",
+}
+
+local function module_object(profile, rec)
+  local m = rec.module
+  local v = {
+    id = rec.id, parent = rec.parent and rec.parent.id, name = tree.path(profile, m), type = m.type,
+    depth = m.depth, params = m.params, macs = m.macs, flops = m.flops, bytes = m.bytes,
+    fwd_latency_s = m.fwd_latency_s, bwd_latency_s = m.bwd_latency_s, calls = m.calls,
+  }
+  local keys = {}
+  for _, k in ipairs(M.MODULE_KEYS) do
+    if k ~= "bytes" or v.bytes ~= nil then keys[#keys + 1] = k end
+  end
+  return enc.object(keys, v)
+end
+
+function M.render(profile)
+  local modules = {}
+  for i, rec in ipairs(tree.shown(profile)) do modules[i] = module_object(profile, rec) end
+  local values = {}
+  for _, k in ipairs(M.SUMMARY_KEYS) do values[k] = profile[k] end
+  values.schema = "profrun.profile/1"
+  values.modules = modules
+  return enc.encode(enc.object(M.SUMMARY_KEYS, values)) .. "\n"
+end
+
+return M.render

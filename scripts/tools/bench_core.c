@@ -1,0 +1,81 @@
+/* bench_core.c — the core's hot-path cost from C: ns per module enter+exit and per op record. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "prof.h"
+
+#define N 1000000
+#define RUNS 15
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return v[n / 2];
+}
+
+/* The loop without instrumentation, so that its own cost can be subtracted (Tracy's method). */
+static double clean_loop(void) {
+  volatile int64_t sink = 0;
+  int64_t t0 = prof_now_ns();
+  for (int i = 0; i < N; i++) sink += i;
+  return (double)(prof_now_ns() - t0);
+}
+
+int main(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId root, leaf;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
+  prof_module_add(S, root, "fc", "Linear", 0, &leaf);
+  prof_Op lin = {0};
+  lin.kind = PROF_OP_LINEAR;
+  lin.ninputs = 2;
+  lin.in[0] = (prof_Operand){2, PROF_F32, {8, 64}};
+  lin.in[1] = (prof_Operand){2, PROF_F32, {64, 64}};
+  lin.out = (prof_Operand){2, PROF_F32, {8, 64}};
+  prof_Op custom = {0};
+  custom.kind = PROF_OP_CUSTOM;
+  custom.flops = 2;
+  double enter_exit[RUNS], rec_linear[RUNS], rec_custom[RUNS], clean[RUNS];
+  prof_start(S);
+  prof_module_enter(S, root);
+  for (int r = 0; r < RUNS; r++) {
+    volatile int64_t sink = 0;
+    clean[r] = clean_loop();
+    int64_t t0 = prof_now_ns();
+    for (int i = 0; i < N; i++) {
+      sink += i;
+      prof_module_enter(S, leaf);
+      prof_module_exit(S, leaf);
+    }
+    enter_exit[r] = ((double)(prof_now_ns() - t0) - clean[r]) / N;
+    prof_module_enter(S, leaf);
+    t0 = prof_now_ns();
+    for (int i = 0; i < N; i++) {
+      sink += i;
+      prof_op_record(S, &lin);
+    }
+    rec_linear[r] = ((double)(prof_now_ns() - t0) - clean[r]) / N;
+    t0 = prof_now_ns();
+    for (int i = 0; i < N; i++) {
+      sink += i;
+      prof_op_record(S, &custom);
+    }
+    rec_custom[r] = ((double)(prof_now_ns() - t0) - clean[r]) / N;
+    prof_module_exit(S, leaf);
+  }
+  prof_module_exit(S, root);
+  prof_stop(S);
+  int bad = prof_check(S) != PROF_OK;
+  printf("C   module enter+exit        %7.1f ns per call   (median of %d runs of %d)\n",
+         median(enter_exit, RUNS), RUNS, N);
+  printf("C   op record (linear)       %7.1f ns per op\n", median(rec_linear, RUNS));
+  printf("C   op record (custom)       %7.1f ns per op\n", median(rec_custom, RUNS));
+  printf("C   clean loop               %7.2f ns per iteration (subtracted)\n", median(clean, RUNS) / N);
+  prof_close(S);
+  return bad;
+}
