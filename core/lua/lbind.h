@@ -23,6 +23,9 @@ typedef struct LState {
 /* Context from upvalue 1 of the running C function. */
 LCtx *lbind_ctx(lua_State *L);
 
+/* The runtime of the running function's context. */
+static inline pr_Runtime *lbind_rt(lua_State *L) { return &lbind_ctx(L)->rt; }
+
 /* Registers funcs into the table at the top of the stack, each with the context as upvalue. */
 void lbind_register(lua_State *L, const luaL_Reg *funcs);
 
@@ -48,6 +51,9 @@ const char *lbind_opt_str(lua_State *L, int idx, const char *name, const char *d
 */
 int lbind_opt_ints(lua_State *L, int idx, const char *name, int n, int64_t def, int64_t *out);
 
+/* A fill value: a number, or a boolean (true is 1). */
+lua_Number lbind_check_value(lua_State *L, int idx);
+
 /* Reads a shape given as a table {2, 3} or as varargs from idx on; returns ndim. */
 int lbind_check_shape(lua_State *L, int idx, int64_t *shape);
 
@@ -64,6 +70,8 @@ void lbind_open_ops_linalg(lua_State *L);
 void lbind_open_ops_norm(lua_State *L);
 void lbind_open_ops_reduce(lua_State *L);
 void lbind_open_ops_sequence(lua_State *L);
+void lbind_open_ops_select(lua_State *L);
+void lbind_open_ops_factory(lua_State *L);
 void lbind_open_ops_resample(lua_State *L);
 
 #endif

@@ -10,5 +10,7 @@ void lbind_open_ops(lua_State *L) {
   lbind_open_ops_norm(L);
   lbind_open_ops_reduce(L);
   lbind_open_ops_sequence(L);
+  lbind_open_ops_select(L);
+  lbind_open_ops_factory(L);
   lbind_open_ops_resample(L);
 }

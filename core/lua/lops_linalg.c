@@ -1,22 +1,21 @@
 /* lops_linalg.c — Lua bindings of matmul, mm, bmm, addmm, baddbmm and einsum. */
 #include "lbind.h"
 
-static pr_Runtime *rt_of(lua_State *L) { return &lbind_ctx(L)->rt; }
 
 /* core.matmul(a, b), core.mm(a, b), core.bmm(a, b) */
 static int l_matmul(lua_State *L) {
   pr_Tensor *a = lbind_check_tensor(L, 1), *b = lbind_check_tensor(L, 2);
-  return lbind_push_tensor(L, pr_matmul(rt_of(L), a, b));
+  return lbind_push_tensor(L, pr_matmul(lbind_rt(L), a, b));
 }
 
 static int l_mm(lua_State *L) {
   pr_Tensor *a = lbind_check_tensor(L, 1), *b = lbind_check_tensor(L, 2);
-  return lbind_push_tensor(L, pr_mm(rt_of(L), a, b));
+  return lbind_push_tensor(L, pr_mm(lbind_rt(L), a, b));
 }
 
 static int l_bmm(lua_State *L) {
   pr_Tensor *a = lbind_check_tensor(L, 1), *b = lbind_check_tensor(L, 2);
-  return lbind_push_tensor(L, pr_bmm(rt_of(L), a, b));
+  return lbind_push_tensor(L, pr_bmm(lbind_rt(L), a, b));
 }
 
 /* core.addmm(c, a, b, {beta=1, alpha=1}) */
@@ -24,7 +23,7 @@ static int l_addmm(lua_State *L) {
   pr_Tensor *c = lbind_check_tensor(L, 1), *a = lbind_check_tensor(L, 2);
   pr_Tensor *b = lbind_check_tensor(L, 3);
   double beta = lbind_opt_num(L, 4, "beta", 1), alpha = lbind_opt_num(L, 4, "alpha", 1);
-  return lbind_push_tensor(L, pr_addmm(rt_of(L), c, a, b, beta, alpha));
+  return lbind_push_tensor(L, pr_addmm(lbind_rt(L), c, a, b, beta, alpha));
 }
 
 /* core.baddbmm(c, a, b, {beta=1, alpha=1}) */
@@ -32,7 +31,7 @@ static int l_baddbmm(lua_State *L) {
   pr_Tensor *c = lbind_check_tensor(L, 1), *a = lbind_check_tensor(L, 2);
   pr_Tensor *b = lbind_check_tensor(L, 3);
   double beta = lbind_opt_num(L, 4, "beta", 1), alpha = lbind_opt_num(L, 4, "alpha", 1);
-  return lbind_push_tensor(L, pr_baddbmm(rt_of(L), c, a, b, beta, alpha));
+  return lbind_push_tensor(L, pr_baddbmm(lbind_rt(L), c, a, b, beta, alpha));
 }
 
 /* core.einsum(equation, a, b?) or core.einsum(equation, {a, b}) as torch.einsum takes a list */
@@ -49,7 +48,7 @@ static int l_einsum(lua_State *L) {
                       lua_gettop(L) - 1);
   }
   pr_Tensor *a = lbind_check_tensor(L, 2), *b = lbind_opt_tensor(L, 3);
-  return lbind_push_tensor(L, pr_einsum(rt_of(L), eq, a, b));
+  return lbind_push_tensor(L, pr_einsum(lbind_rt(L), eq, a, b));
 }
 
 void lbind_open_ops_linalg(lua_State *L) {

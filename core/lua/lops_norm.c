@@ -2,7 +2,6 @@
    dropout. */
 #include "lbind.h"
 
-static pr_Runtime *rt_of(lua_State *L) { return &lbind_ctx(L)->rt; }
 
 /* normalized_shape: an int or a list of ints (PyTorch's `4` or `(3, 4)`); returns the count. */
 static int check_normalized_shape(lua_State *L, int idx, int64_t *shape) {
@@ -31,7 +30,7 @@ static int l_batch_norm(lua_State *L) {
   pr_Tensor *w = lbind_opt_tensor(L, 4), *b = lbind_opt_tensor(L, 5);
   pr_NormArgs a;
   read_norm_args(L, 6, "training", 0, &a);
-  return lbind_push_tensor(L, pr_batch_norm(rt_of(L), x, rm, rv, w, b, &a));
+  return lbind_push_tensor(L, pr_batch_norm(lbind_rt(L), x, rm, rv, w, b, &a));
 }
 
 /* core.instance_norm(x, running_mean?, running_var?, weight?, bias?,
@@ -42,7 +41,7 @@ static int l_instance_norm(lua_State *L) {
   pr_Tensor *w = lbind_opt_tensor(L, 4), *b = lbind_opt_tensor(L, 5);
   pr_NormArgs a;
   read_norm_args(L, 6, "use_input_stats", 1, &a);
-  return lbind_push_tensor(L, pr_instance_norm(rt_of(L), x, rm, rv, w, b, &a));
+  return lbind_push_tensor(L, pr_instance_norm(lbind_rt(L), x, rm, rv, w, b, &a));
 }
 
 /* core.layer_norm(x, normalized_shape, weight?, bias?, {eps=1e-5}) */
@@ -52,7 +51,7 @@ static int l_layer_norm(lua_State *L) {
   int n = check_normalized_shape(L, 2, shape);
   pr_Tensor *w = lbind_opt_tensor(L, 3), *b = lbind_opt_tensor(L, 4);
   double eps = lbind_opt_num(L, 5, "eps", 1e-5);
-  return lbind_push_tensor(L, pr_layer_norm(rt_of(L), x, n, shape, w, b, eps));
+  return lbind_push_tensor(L, pr_layer_norm(lbind_rt(L), x, n, shape, w, b, eps));
 }
 
 /* core.rms_norm(x, normalized_shape, weight?, {eps=}) (eps nil: PyTorch uses the dtype's eps) */
@@ -62,7 +61,7 @@ static int l_rms_norm(lua_State *L) {
   int n = check_normalized_shape(L, 2, shape);
   pr_Tensor *w = lbind_opt_tensor(L, 3);
   double eps = lbind_opt_num(L, 4, "eps", 0);
-  return lbind_push_tensor(L, pr_rms_norm(rt_of(L), x, n, shape, w, eps));
+  return lbind_push_tensor(L, pr_rms_norm(lbind_rt(L), x, n, shape, w, eps));
 }
 
 /* core.group_norm(x, num_groups, weight?, bias?, {eps=1e-5}) */
@@ -71,7 +70,7 @@ static int l_group_norm(lua_State *L) {
   lua_Integer groups = luaL_checkinteger(L, 2);
   pr_Tensor *w = lbind_opt_tensor(L, 3), *b = lbind_opt_tensor(L, 4);
   double eps = lbind_opt_num(L, 5, "eps", 1e-5);
-  return lbind_push_tensor(L, pr_group_norm(rt_of(L), x, groups, w, b, eps));
+  return lbind_push_tensor(L, pr_group_norm(lbind_rt(L), x, groups, w, b, eps));
 }
 
 /* core.embedding(indices, weight, {padding_idx=}) */
@@ -85,7 +84,7 @@ static int l_embedding(lua_State *L) {
     lua_pop(L, 1);
     pad = lbind_opt_int(L, 3, "padding_idx", 0);
   }
-  return lbind_push_tensor(L, pr_embedding(rt_of(L), idx, w, has_pad ? &pad : NULL));
+  return lbind_push_tensor(L, pr_embedding(lbind_rt(L), idx, w, has_pad ? &pad : NULL));
 }
 
 /* core.dropout(x, p=0.5, training=true), or core.dropout(x, {p=, training=}) */
@@ -100,7 +99,7 @@ static int l_dropout(lua_State *L) {
     p = luaL_optnumber(L, 2, 0.5);
     training = lua_isnoneornil(L, 3) ? 1 : lua_toboolean(L, 3);
   }
-  return lbind_push_tensor(L, pr_dropout(rt_of(L), x, p, training));
+  return lbind_push_tensor(L, pr_dropout(lbind_rt(L), x, p, training));
 }
 
 void lbind_open_ops_norm(lua_State *L) {

@@ -3,7 +3,6 @@
 
 #include "lbind.h"
 
-static pr_Runtime *rt_of(lua_State *L) { return &lbind_ctx(L)->rt; }
 
 static prof_OpKind kind_of(lua_State *L) {
   return (prof_OpKind)lua_tointeger(L, lua_upvalueindex(2));
@@ -53,7 +52,7 @@ static int l_reduce(lua_State *L) {
     if (!lua_isnil(L, -1)) correction = lua_toboolean(L, -1) ? 1 : 0;
     lua_pop(L, 1);
   }
-  return lbind_push_tensor(L, pr_reduce(rt_of(L), kind_of(L), x, ndims, dims, keepdim,
+  return lbind_push_tensor(L, pr_reduce(lbind_rt(L), kind_of(L), x, ndims, dims, keepdim,
                                         correction));
 }
 
@@ -91,15 +90,15 @@ static int l_class_loss(lua_State *L) {
   a.label_smoothing = lbind_opt_num(L, 3, "label_smoothing", 0);
   pr_Tensor *w = opt_tensor_field(L, 3, "weight");
   if (kind == PROF_OP_CROSS_ENTROPY)
-    return lbind_push_tensor(L, pr_cross_entropy(rt_of(L), x, t, w, &a));
-  return lbind_push_tensor(L, pr_nll_loss(rt_of(L), x, t, w, &a));
+    return lbind_push_tensor(L, pr_cross_entropy(lbind_rt(L), x, t, w, &a));
+  return lbind_push_tensor(L, pr_nll_loss(lbind_rt(L), x, t, w, &a));
 }
 
 /* core.mse_loss(input, target, {reduction="mean"}) */
 static int l_mse_loss(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1), *t = lbind_check_tensor(L, 2);
   int r = read_reduction(L, 3, "mse_loss");
-  return lbind_push_tensor(L, pr_mse_loss(rt_of(L), x, t, r));
+  return lbind_push_tensor(L, pr_mse_loss(lbind_rt(L), x, t, r));
 }
 
 void lbind_open_ops_reduce(lua_State *L) {

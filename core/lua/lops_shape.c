@@ -1,7 +1,6 @@
 /* lops_shape.c — Lua bindings of views and shape changes (view, transpose, select, cat, ...). */
 #include "lbind.h"
 
-static pr_Runtime *rt_of(lua_State *L) { return &lbind_ctx(L)->rt; }
 
 /* Shapes and dim lists come as a table or as trailing integers: x:view(2, 3) or x:view{2, 3}. */
 static int read_shape(lua_State *L, int idx, int64_t *shape) { return lbind_check_shape(L, idx, shape); }
@@ -10,25 +9,25 @@ static int l_view(lua_State *L) {
   int64_t shape[PR_MAX_DIMS];
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int n = read_shape(L, 2, shape);
-  return lbind_push_tensor(L, pr_reshape(rt_of(L), x, n, shape, 1));
+  return lbind_push_tensor(L, pr_reshape(lbind_rt(L), x, n, shape, 1));
 }
 
 static int l_reshape(lua_State *L) {
   int64_t shape[PR_MAX_DIMS];
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int n = read_shape(L, 2, shape);
-  return lbind_push_tensor(L, pr_reshape(rt_of(L), x, n, shape, 0));
+  return lbind_push_tensor(L, pr_reshape(lbind_rt(L), x, n, shape, 0));
 }
 
 static int l_flatten(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int s = (int)luaL_optinteger(L, 2, 0), e = (int)luaL_optinteger(L, 3, -1);
-  return lbind_push_tensor(L, pr_flatten(rt_of(L), x, s, e));
+  return lbind_push_tensor(L, pr_flatten(lbind_rt(L), x, s, e));
 }
 
 static int l_transpose(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  return lbind_push_tensor(L, pr_transpose(rt_of(L), x, (int)luaL_checkinteger(L, 2),
+  return lbind_push_tensor(L, pr_transpose(lbind_rt(L), x, (int)luaL_checkinteger(L, 2),
                                            (int)luaL_checkinteger(L, 3)));
 }
 
@@ -38,40 +37,40 @@ static int l_permute(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int n = read_shape(L, 2, d64);
   for (int i = 0; i < n; i++) dims[i] = (int)d64[i];
-  return lbind_push_tensor(L, pr_permute(rt_of(L), x, n, dims));
+  return lbind_push_tensor(L, pr_permute(lbind_rt(L), x, n, dims));
 }
 
 static int l_unsqueeze(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  return lbind_push_tensor(L, pr_unsqueeze(rt_of(L), x, (int)luaL_checkinteger(L, 2)));
+  return lbind_push_tensor(L, pr_unsqueeze(lbind_rt(L), x, (int)luaL_checkinteger(L, 2)));
 }
 
 static int l_squeeze(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int all = lua_isnoneornil(L, 2);
-  return lbind_push_tensor(L, pr_squeeze(rt_of(L), x, all ? 0 : (int)luaL_checkinteger(L, 2), all));
+  return lbind_push_tensor(L, pr_squeeze(lbind_rt(L), x, all ? 0 : (int)luaL_checkinteger(L, 2), all));
 }
 
 static int l_expand(lua_State *L) {
   int64_t shape[PR_MAX_DIMS];
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int n = read_shape(L, 2, shape);
-  return lbind_push_tensor(L, pr_expand(rt_of(L), x, n, shape));
+  return lbind_push_tensor(L, pr_expand(lbind_rt(L), x, n, shape));
 }
 
 static int l_contiguous(lua_State *L) {
-  return lbind_push_tensor(L, pr_contiguous(rt_of(L), lbind_check_tensor(L, 1)));
+  return lbind_push_tensor(L, pr_contiguous(lbind_rt(L), lbind_check_tensor(L, 1)));
 }
 
 static int l_select(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  return lbind_push_tensor(L, pr_select(rt_of(L), x, (int)luaL_checkinteger(L, 2),
+  return lbind_push_tensor(L, pr_select(lbind_rt(L), x, (int)luaL_checkinteger(L, 2),
                                         luaL_checkinteger(L, 3)));
 }
 
 static int l_narrow(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  return lbind_push_tensor(L, pr_narrow(rt_of(L), x, (int)luaL_checkinteger(L, 2),
+  return lbind_push_tensor(L, pr_narrow(lbind_rt(L), x, (int)luaL_checkinteger(L, 2),
                                         luaL_checkinteger(L, 3), luaL_checkinteger(L, 4)));
 }
 
@@ -87,7 +86,7 @@ static int l_cat(lua_State *L) {
     xs[i] = lbind_check_tensor(L, -1);
     lua_pop(L, 1);   /* still referenced by the list */
   }
-  return lbind_push_tensor(L, pr_cat(rt_of(L), n, xs, dim));
+  return lbind_push_tensor(L, pr_cat(lbind_rt(L), n, xs, dim));
 }
 
 /* core.to(x, "float32" | "cpu" | {dtype=, device=}) */
@@ -104,7 +103,7 @@ static int l_to(lua_State *L) {
     if (d != NULL && (dtype = prof_dtype_parse(d)) < 0) return luaL_error(L, "to: unknown dtype '%s'", d);
     if (v != NULL && (device = pr_device_parse(v)) < 0) return luaL_error(L, "to: unknown device '%s'", v);
   }
-  return lbind_push_tensor(L, pr_to(rt_of(L), x, dtype, device));
+  return lbind_push_tensor(L, pr_to(lbind_rt(L), x, dtype, device));
 }
 
 void lbind_open_ops_shape(lua_State *L) {

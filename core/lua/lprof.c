@@ -87,6 +87,11 @@ int lbind_opt_ints(lua_State *L, int idx, const char *name, int n, int64_t def, 
   return present;
 }
 
+lua_Number lbind_check_value(lua_State *L, int idx) {
+  if (lua_isboolean(L, idx)) return lua_toboolean(L, idx);
+  return luaL_checknumber(L, idx);
+}
+
 int lbind_check_shape(lua_State *L, int idx, int64_t *shape) {
   int ndim = 0;
   if (lua_istable(L, idx)) {

@@ -47,3 +47,39 @@ pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out) {
   }
   return out;
 }
+
+int pr_is_float(int dtype) {
+  return dtype == PROF_F32 || dtype == PROF_F64 || dtype == PROF_F16 || dtype == PROF_BF16;
+}
+
+int pr_check_float(pr_Runtime *rt, const char *op, const char *what, const pr_Tensor *x) {
+  if (pr_is_float(x->dtype)) return 0;
+  return pr_error(rt, "%s: expected a floating-point %s, got %s", op, what,
+                  prof_dtype_name(x->dtype));
+}
+
+const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size) {
+  pr_Tensor t;
+  memset(&t, 0, sizeof t);
+  t.ndim = n;
+  if (n > 0) memcpy(t.shape, dims, sizeof *dims * (size_t)n);
+  return pr_shape_str(&t, buf, size);
+}
+
+int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
+                        const int64_t *b, int *n, int64_t *shape) {
+  char sa[96], sb[96];
+  int m = na > nb ? na : nb;
+  int64_t out[PR_MAX_DIMS];
+  for (int i = 0; i < m; i++) {
+    int ia = na - m + i, ib = nb - m + i;
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return pr_error(rt, "%s: shapes %s and %s cannot be broadcast together", op,
+                      pr_dims_str(na, a, sa, sizeof sa), pr_dims_str(nb, b, sb, sizeof sb));
+    out[i] = da == 1 ? db : da;
+  }
+  memcpy(shape, out, sizeof *out * (size_t)m);   /* shape may alias a or b */
+  *n = m;
+  return 0;
+}

@@ -63,25 +63,6 @@ pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim);
 /* A copy with another dtype and/or device (-1: keep); the same tensor's view when nothing changes. */
 pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device);
 
-/* {====================== helpers shared by the op files (ops_linalg.c) ======================} */
-
-/* 1 for float32, float64, float16 and bfloat16. */
-int pr_is_float(int dtype);
-
-/* Fails (PR_ERR) unless x has a floating-point dtype: "<op>: expected a floating-point <what>,
-   got int64". */
-int pr_check_float(pr_Runtime *rt, const char *op, const char *what, const pr_Tensor *x);
-
-/* "[2, 3, 4]" of n dims into buf; returns buf. */
-const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
-
-/*
-** Right-aligned broadcasting of two shapes into shape (*n dims). Fails (PR_ERR) with
-** "<op>: shapes [..] and [..] cannot be broadcast together".
-*/
-int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
-                        const int64_t *b, int *n, int64_t *shape);
-
 /* {====================== linear algebra (ops_linalg.c) ======================} */
 
 /* torch.matmul: a 1-D operand is promoted to a matrix and the added dim removed afterwards;

@@ -1,5 +1,29 @@
 /* ops_conv.c — convolution, transposed convolution and pooling: output shapes, checks, records. */
+#include <string.h>
+
 #include "runtime.h"
+
+/*
+** PyTorch also takes unbatched input [C, *sp]: it runs as a batch of one, and the result drops
+** the batch dim again. add_batch gives x's batched twin; drop_batch turns the result back.
+*/
+static const pr_Tensor *add_batch(const pr_Tensor *x, int nsp, pr_Tensor *tmp) {
+  if (x->ndim != nsp + 1) return x;
+  *tmp = *x;
+  tmp->ndim = x->ndim + 1;
+  tmp->shape[0] = 1;
+  tmp->stride[0] = x->ndim > 0 ? x->shape[0] * x->stride[0] : 1;
+  memcpy(tmp->shape + 1, x->shape, sizeof *x->shape * (size_t)x->ndim);
+  memcpy(tmp->stride + 1, x->stride, sizeof *x->stride * (size_t)x->ndim);
+  return tmp;
+}
+
+static pr_Tensor *drop_batch(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out) {
+  if (out == NULL || out->ndim == x->ndim) return out;
+  pr_Tensor *v = pr_tensor_view(rt, out, out->ndim - 1, out->shape + 1, out->stride + 1, out->offset);
+  pr_tensor_release(out);
+  return v;
+}
 
 /* PyTorch's output length of a strided, padded, dilated window; -1 when the window never fits. */
 static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
@@ -22,13 +46,13 @@ static void conv_op(prof_Op *op, const pr_ConvArgs *a, const int64_t *kernel) {
   op->groups = a->groups;
 }
 
-pr_Tensor *pr_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
-                   const pr_ConvArgs *a) {
+static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                       const pr_ConvArgs *a) {
   char sx[96], sw[96];
   int nsp = a->nsp;
   if (pr_check_same(rt, "conv", x, w, b) != 0) return NULL;
   if (x->ndim != nsp + 2 || w->ndim != nsp + 2)
-    return pr_fail(rt, "conv%dd: expected a %d-d input [N, C, ...] and a %d-d weight, got input %s "
+    return pr_fail(rt, "conv%dd: expected a %d-d input [N, C, ...] (or unbatched [C, ...]) and a %d-d weight, got input %s "
                    "and weight %s", nsp, nsp + 2, nsp + 2, pr_shape_str(x, sx, sizeof sx),
                    pr_shape_str(w, sw, sizeof sw));
   int64_t g = a->groups;
@@ -61,8 +85,8 @@ pr_Tensor *pr_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const
   return pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
 }
 
-pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
-                             const pr_Tensor *b, const pr_ConvArgs *a) {
+static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
+                                 const pr_Tensor *b, const pr_ConvArgs *a) {
   char sx[96], sw[96];
   int nsp = a->nsp;
   if (pr_check_same(rt, "conv_transpose", x, w, b) != 0) return NULL;
@@ -95,6 +119,18 @@ pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor
   conv_op(&op, a, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   return pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
+}
+
+pr_Tensor *pr_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                   const pr_ConvArgs *a) {
+  pr_Tensor tmp;
+  return drop_batch(rt, x, conv(rt, add_batch(x, a->nsp, &tmp), w, b, a));
+}
+
+pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
+                             const pr_Tensor *b, const pr_ConvArgs *a) {
+  pr_Tensor tmp;
+  return drop_batch(rt, x, conv_transpose(rt, add_batch(x, a->nsp, &tmp), w, b, a));
 }
 
 pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_PoolArgs *a) {

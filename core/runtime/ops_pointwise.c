@@ -37,23 +37,6 @@ pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int 
   return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
 }
 
-/* Right-aligned broadcasting, as PyTorch does it. */
-static int broadcast(pr_Runtime *rt, const char *name, const pr_Tensor *a, const pr_Tensor *b,
-                     int *ndim, int64_t *shape) {
-  char sa[96], sb[96];
-  int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-  for (int i = 0; i < n; i++) {
-    int ia = a->ndim - n + i, ib = b->ndim - n + i;
-    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return pr_error(rt, "%s: shapes %s and %s cannot be broadcast together", name,
-                      pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb));
-    shape[i] = da == 1 ? db : da;
-  }
-  *ndim = n;
-  return 0;
-}
-
 pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr_Tensor *b,
                      double s, int scalar_first, uint32_t flags) {
   (void)s;
@@ -65,7 +48,8 @@ pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const
     if (a->device != b->device)
       return pr_fail(rt, "%s: expected both tensors on the same device, got %s and %s", name,
                      pr_device_name(a->device), pr_device_name(b->device));
-    if (broadcast(rt, name, a, b, &ndim, shape) != 0) return NULL;
+    if (pr_broadcast_shapes(rt, name, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != 0)
+      return NULL;
   }
   prof_Op op;
   pr_op_begin(&op, kind, a, b, NULL);

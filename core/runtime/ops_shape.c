@@ -1,4 +1,4 @@
-/* ops_shape.c — views and copies that change shape: reshape, transpose, select, cat, ... */
+/* ops_shape.c — views and copies that change shape: reshape, transpose, select, cat, split, ... */
 #include <string.h>
 
 #include "runtime.h"
@@ -244,4 +244,88 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
     return pr_fail(rt, "to: cannot move a tensor between %s and %s (meta tensors have no values)",
                    pr_device_name(x->device), pr_device_name(device));
   return copy_result(rt, x, pr_tensor_new(rt, x->ndim, x->shape, dtype, device));
+}
+
+/* {====================== chunk, split, stack ======================} */
+
+int64_t pr_split_plan(pr_Runtime *rt, const pr_Tensor *x, int dim, int by_chunks, int64_t n,
+                      int64_t *sizes, int64_t max) {
+  char sx[96];
+  const char *name = by_chunks ? "chunk" : "split";
+  int d = pr_dim(dim, x->ndim);
+  if (x->ndim == 0 || d < 0)
+    return pr_error(rt, "%s: dim %d is out of range for input %s", name, dim,
+                    pr_shape_str(x, sx, sizeof sx));
+  int64_t len = x->shape[d], piece, count;
+  if (by_chunks) {
+    if (n < 1) return pr_error(rt, "chunk: chunks must be positive, got %lld", (long long)n);
+    piece = (len + n - 1) / n;
+    count = piece == 0 ? n : (len + piece - 1) / piece;  /* PyTorch: n empty pieces of [0] */
+  } else {
+    if (n < 0 || (n == 0 && len != 0))
+      return pr_error(rt, "split: split_size %lld is invalid for dim %d of input %s", (long long)n,
+                      d, pr_shape_str(x, sx, sizeof sx));
+    piece = n;
+    count = n == 0 ? 1 : (len + n - 1) / n;
+    if (count == 0) count = 1;
+  }
+  for (int64_t i = 0; i < count && i < max; i++)
+    sizes[i] = len - i * piece < piece ? len - i * piece : piece;
+  return count;
+}
+
+int pr_split(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t n, const int64_t *sizes,
+             pr_Tensor **out) {
+  char sx[96];
+  int d = pr_dim(dim, x->ndim);
+  if (x->ndim == 0 || d < 0)
+    return pr_error(rt, "split: dim %d is out of range for input %s", dim,
+                    pr_shape_str(x, sx, sizeof sx));
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (sizes[i] < 0)
+      return pr_error(rt, "split: negative size %lld", (long long)sizes[i]);
+    sum += sizes[i];
+  }
+  if (sum != x->shape[d])
+    return pr_error(rt, "split: sizes sum to %lld but dim %d of input %s has size %lld",
+                    (long long)sum, d, pr_shape_str(x, sx, sizeof sx), (long long)x->shape[d]);
+  int64_t start = 0;
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = pr_narrow(rt, x, d, start, sizes[i]);   /* recorded as a view */
+    if (out[i] == NULL) {
+      while (i > 0) pr_tensor_release(out[--i]);
+      return PR_ERR;
+    }
+    start += sizes[i];
+  }
+  return 0;
+}
+
+pr_Tensor *pr_stack(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
+  char s0[96], si[96];
+  if (n < 1) return pr_fail(rt, "stack: expected a non-empty list of tensors");
+  const pr_Tensor *a = xs[0];
+  int d = dim < 0 ? dim + a->ndim + 1 : dim;
+  if (d < 0 || d > a->ndim || a->ndim == PR_MAX_DIMS)
+    return pr_fail(rt, "stack: dim %d is out of range for inputs %s", dim,
+                   pr_shape_str(a, s0, sizeof s0));
+  for (int k = 1; k < n; k++) {
+    const pr_Tensor *x = xs[k];
+    if (pr_check_same(rt, "stack", a, x, NULL) != 0) return NULL;
+    int ok = x->ndim == a->ndim;
+    for (int i = 0; ok && i < a->ndim; i++) ok = x->shape[i] == a->shape[i];
+    if (!ok)
+      return pr_fail(rt, "stack: tensor %d of shape %s differs from tensor 0 of shape %s", k,
+                     pr_shape_str(x, si, sizeof si), pr_shape_str(a, s0, sizeof s0));
+  }
+  int64_t shape[PR_MAX_DIMS];
+  for (int i = 0, j = 0; i <= a->ndim; i++) shape[i] = i == d ? n : a->shape[j++];
+  pr_Tensor *out = pr_tensor_new(rt, a->ndim + 1, shape, a->dtype, a->device);
+  if (out == NULL) return NULL;
+  /* as cat: reads exactly what it writes, which one operand of the output's shape says */
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_COPY, out, NULL, NULL);
+  op.name = "stack";
+  return pr_op_finish(rt, &op, out);
 }

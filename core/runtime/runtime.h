@@ -113,6 +113,25 @@ void pr_op_begin(prof_Op *op, prof_OpKind kind, const pr_Tensor *in0, const pr_T
 /* Records op with out as its result; on failure releases out and returns NULL. */
 pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
 
+/* {====================== helpers shared by the op files (op_util.c) ======================} */
+
+/* 1 for float32, float64, float16 and bfloat16. */
+int pr_is_float(int dtype);
+
+/* Fails (PR_ERR) unless x has a floating-point dtype: "<op>: expected a floating-point <what>,
+   got int64". */
+int pr_check_float(pr_Runtime *rt, const char *op, const char *what, const pr_Tensor *x);
+
+/* "[2, 3, 4]" of n dims into buf; returns buf. */
+const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
+
+/*
+** Right-aligned broadcasting of two shapes into shape (*n dims). Fails (PR_ERR) with
+** "<op>: shapes [..] and [..] cannot be broadcast together".
+*/
+int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
+                        const int64_t *b, int *n, int64_t *shape);
+
 #include "ops.h"
 
 #endif

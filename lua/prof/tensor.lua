@@ -31,31 +31,26 @@ local OPS = {
   "add", "sub", "mul", "div", "pow", "maximum", "minimum",
   "sum", "mean", "amax", "var",
   "view", "reshape", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
-  "contiguous", "select", "narrow", "chunk", "split", "masked_fill", "where", "triu", "tril",
+  "contiguous", "select", "narrow", "chunk", "split", "masked_fill", "triu", "tril",
   "dropout", "embedding", "to",
 }
 -- Functions without a method form.
-local FUNCS = { "cat", "stack", "einsum", "arange", "full", "ones", "randn", "rand", "tensor" }
+local FUNCS = { "cat", "stack", "einsum", "where", "arange", "full", "ones", "tensor" }
 
 local methods = core.tensor_methods()
 for _, name in ipairs(OPS) do
-  local f = core[name]
-  if f ~= nil then
-    T[name] = f
-    methods[name] = f
-  end
+  local f = assert(core[name], name)
+  T[name] = f
+  methods[name] = f
 end
 for _, name in ipairs(FUNCS) do
-  if core[name] ~= nil and T[name] == nil then
-    T[name] = function(...) return core[name](...) end
-  end
+  T[name] = assert(core[name], name)
 end
 
--- PyTorch spellings that are aliases.
-methods.size = methods.size
-methods.t = function(x) return core.transpose(x, 0, 1) end
-methods.T = nil
-methods.type_as = function(x) return x end
+-- Methods whose argument order differs from the function's, as in PyTorch.
+function methods.where(x, condition, y) return core.where(condition, x, y) end
+function methods.t(x) return core.transpose(x, 0, 1) end
+function methods.type_as(x, other) return core.to(x, other.dtype) end
 T.t = methods.t
 
 return T

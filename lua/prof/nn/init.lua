@@ -5,18 +5,13 @@ local nn = {}
 nn.Module = module.Module
 nn.functional = require "prof.nn.functional"
 
--- Each file adds its classes to nn; the list grows with the library.
+-- Each file returns a table of classes.
 local FILES = {
   "containers", "linear", "conv", "pooling", "activation", "normalization", "sparse",
   "dropout", "flatten", "rnn", "attention",
 }
 for _, f in ipairs(FILES) do
-  local ok, classes = pcall(require, "prof.nn." .. f)
-  if ok then
-    for k, v in pairs(classes) do nn[k] = v end
-  elseif not tostring(classes):find("module 'prof.nn." .. f .. "' not found", 1, true) then
-    error(classes, 0)
-  end
+  for k, v in pairs(require("prof.nn." .. f)) do nn[k] = v end
 end
 
 -- nn.Parameter(t): marks a tensor as a trainable parameter and returns it.

@@ -1,0 +1,104 @@
+/* ops_factory.c — tensors made from values: arange, full, ones and tensor (cpu stores the values). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* {====================== constructors ======================} */
+
+/* float -> bfloat16 bits, rounding to nearest even (NaN stays a quiet NaN). */
+static uint16_t to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/* float -> IEEE half bits, rounding to nearest even; overflow gives infinity. */
+static uint16_t to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu, e8 = (x >> 23) & 0xffu;
+  int32_t e = (int32_t)e8 - 127 + 15;
+  if (e8 == 0xffu) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  int shift = 13;
+  uint32_t base = sign | ((uint32_t)(e > 0 ? e : 0) << 10);
+  if (e <= 0) {                /* subnormal: the implicit one joins the mantissa */
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000u;
+    shift = 14 - e;
+  }
+  uint32_t h = base | (mant >> shift), rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+  if (rem > mid || (rem == mid && (h & 1u))) h++;   /* a carry rounds into the exponent */
+  return (uint16_t)h;
+}
+
+/* double -> int64 truncating toward zero; out of range (or NaN) gives 0 rather than UB. */
+static int64_t to_i64(double f) { return f > -9.2e18 && f < 9.2e18 ? (int64_t)f : 0; }
+
+/* double -> float; beyond float's range is infinity (a plain cast would be undefined). */
+static float to_f32(double f) {
+  return f > FLT_MAX ? INFINITY : f < -FLT_MAX ? -INFINITY : (float)f;
+}
+
+/* Writes element i of a fresh contiguous cpu tensor. */
+static void store(pr_Tensor *t, int64_t i, double f, int64_t v) {
+  void *p = t->storage->data;
+  switch (t->dtype) {
+    case PROF_F32: ((float *)p)[i] = to_f32(f); break;
+    case PROF_F64: ((double *)p)[i] = f; break;
+    case PROF_F16: ((uint16_t *)p)[i] = to_f16(to_f32(f)); break;
+    case PROF_BF16: ((uint16_t *)p)[i] = to_bf16(to_f32(f)); break;
+    case PROF_I64: ((int64_t *)p)[i] = v; break;
+    case PROF_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case PROF_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case PROF_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    default: ((uint8_t *)p)[i] = f != 0.0 || v != 0; break;   /* bool */
+  }
+}
+
+/* Fills a new tensor on cpu from one value (one) or the lists; meta tensors keep no values. */
+static pr_Tensor *fill(pr_Tensor *t, const double *fvals, const int64_t *ivals, int one) {
+  if (t == NULL || t->device != PR_CPU || (fvals == NULL && ivals == NULL)) return t;
+  int64_t numel = pr_numel(t);
+  for (int64_t i = 0; i < numel; i++) {
+    int64_t k = one ? 0 : i;
+    double f = fvals != NULL ? fvals[k] : (double)ivals[k];
+    int64_t v = ivals != NULL ? ivals[k] : to_i64(fvals[k]);
+    store(t, i, f, v);
+  }
+  return t;
+}
+
+pr_Tensor *pr_arange(pr_Runtime *rt, double start, double end, double step, int dtype,
+                     int device) {
+  if (step == 0.0 || !isfinite(step)) return pr_fail(rt, "arange: step must be nonzero and finite");
+  if (!isfinite(start) || !isfinite(end) || (end - start) / step < 0.0)
+    return pr_fail(rt, "arange: start %g and end %g are inconsistent with step %g", start, end,
+                   step);
+  double count = ceil((end - start) / step);
+  if (count > 9.0e15) return pr_fail(rt, "arange: %g elements are too many", count);
+  int64_t n = (int64_t)count;
+  pr_Tensor *t = pr_tensor_new(rt, 1, &n, dtype, device);
+  if (t == NULL || device != PR_CPU) return t;
+  for (int64_t i = 0; i < n; i++) {
+    double f = start + (double)i * step;
+    store(t, i, f, to_i64(f));
+  }
+  return t;
+}
+
+pr_Tensor *pr_full(pr_Runtime *rt, int ndim, const int64_t *shape, double value, int dtype,
+                   int device) {
+  int64_t v = to_i64(value);
+  return fill(pr_tensor_new(rt, ndim, shape, dtype, device), &value, &v, 1);
+}
+
+pr_Tensor *pr_tensor_from(pr_Runtime *rt, int ndim, const int64_t *shape, const double *fvals,
+                          const int64_t *ivals, int dtype, int device) {
+  pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, device);
+  return fill(t, fvals, ivals, 0);
+}
