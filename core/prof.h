@@ -47,6 +47,9 @@ typedef struct prof_State prof_State;
 typedef void *(*prof_Alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /*
+** A state records one thread: its calls are not synchronised (give each thread its own state;
+** rank- and thread-merging come with the activity profiler).
+**
 ** Creates a profiler state. f == NULL uses realloc/free. Returns NULL when even the state itself
 ** cannot be allocated. The state is idle (not profiling) until prof_start.
 */
@@ -383,8 +386,8 @@ PROF_API int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, pr
                                      void *ud);
 
 /*
-** Writes text to path atomically: a temporary file beside it, then rename. On failure nothing is
-** left at path or beside it. [may fail: PROF_ERRIO]
+** Writes text to path atomically: a temporary file beside it, then rename; missing parent
+** directories are created. On failure nothing is left at path or beside it. [may fail: PROF_ERRIO]
 */
 PROF_API int prof_write_file_atomic(prof_State *S, const char *path, const char *data, size_t len);
 

@@ -137,6 +137,20 @@ static int s_exit(lua_State *L) {
   return 0;
 }
 
+/* core.module_enter(id) / core.module_exit(id): the same for the current recorder (no state
+   argument to check), as nn modules call them on every call; nothing when none records. */
+static int l_module_enter(lua_State *L) {
+  prof_State *S = lbind_rt(L)->rec;
+  if (S != NULL) prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  return 0;
+}
+
+static int l_module_exit(lua_State *L) {
+  prof_State *S = lbind_rt(L)->rec;
+  if (S != NULL) prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
+  return 0;
+}
+
 static int s_check(lua_State *L) {
   prof_State *S = check_S(L);
   if (prof_check(S) == PROF_OK) return 0;
@@ -317,7 +331,8 @@ void lbind_open_state(lua_State *L) {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
       {NULL, NULL}};
   static const luaL_Reg funcs[] = {
-      {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"set_recorder", l_set_recorder},
+      {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
+      {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
       {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);

@@ -3,12 +3,13 @@ local core = require "prof.core"
 
 local M = {}
 
--- State shared by every module call: the active recorder, the session's module ids and the
--- innermost module being called (for error messages). One per Lua state; nothing global.
+-- State shared by every module call: the session recording calls (also prof.core's recorder),
+-- its module ids and the innermost module being called (for error messages). One per Lua state.
 local hooks = { S = nil, ids = nil, current = nil }
 M.hooks = hooks
 
-local enter, exit = core.enter, core.exit
+-- Enter/exit the recorder's module frame (prof.core's recorder is hooks.S whenever it is set).
+local enter, exit = core.module_enter, core.module_exit
 
 local Module = {}
 Module.__name = "Module"
@@ -40,8 +41,8 @@ function Module.__newindex(self, key, value)
   rawset(self, key, value)
 end
 
-local function leave(prev, S, id, ...)
-  exit(S, id)
+local function leave(prev, id, ...)
+  exit(id)
   hooks.current = prev
   return ...
 end
@@ -55,11 +56,11 @@ end
 function Module.__call(self, ...)
   local prev = hooks.current
   hooks.current = self
-  local S = hooks.S
-  local id = S and hooks.ids[self]
+  local ids = hooks.ids
+  local id = ids and ids[self]
   if id == nil then return leave_plain(prev, self:forward(...)) end
-  enter(S, id)
-  return leave(prev, S, id, self:forward(...))
+  enter(id)
+  return leave(prev, id, self:forward(...))
 end
 
 function Module.__tostring(self)
