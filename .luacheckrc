@@ -5,3 +5,4 @@ max_string_line_length = false
 max_comment_line_length = 120
 files["spec/"] = { std = "lua54+busted", max_string_line_length = false }
 self = false
+exclude_files = { "spec/fixtures/**" }   -- data and deliberately broken scripts

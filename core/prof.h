@@ -117,6 +117,7 @@ typedef int32_t prof_ModuleId;
 
 /* Module flags. */
 #define PROF_MODULE_IGNORED 0x1u  /* see prof_module_set_flags */
+#define PROF_MODULE_RULE 0x2u     /* counted by a flop rule: the ops inside it do not count */
 
 /*
 ** Adds a module under parent (PROF_NO_MODULE: a new root) and returns its id in *id. name is the
@@ -130,7 +131,10 @@ PROF_API int prof_module_add(prof_State *S, prof_ModuleId parent, const char *na
 /*
 ** PROF_MODULE_IGNORED: under "exact" conventions the module and everything it runs leave both the
 ** rows and the totals; under "deepspeed" the row is hidden and the ops its own body runs count
-** for its parent (its children keep their rows), as DeepSpeed does. [may fail: PROF_ERRARG]
+** for its parent (its children keep their rows), as DeepSpeed does.
+** PROF_MODULE_RULE: a flop rule counts the module (prof_module_add_counts before its exit, or a C
+** rule from prof_rule_register); the ops it runs, children included, do not count.
+** [may fail: PROF_ERRARG]
 */
 PROF_API int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags);
 
@@ -321,6 +325,28 @@ PROF_API int prof_op_record(prof_State *S, prof_Op *op);
 */
 PROF_API int prof_module_add_counts(prof_State *S, prof_ModuleId id, int64_t macs, int64_t flops,
                                     int64_t bytes_read, int64_t bytes_written);
+
+/* {====================== flop rules ======================} */
+
+/* What a flop rule returns for one call of a module. */
+typedef struct prof_RuleCounts {
+  int64_t macs, flops, bytes_read, bytes_written;
+} prof_RuleCounts;
+
+/*
+** A flop rule in C, the twin of a Lua rule script: called at the end of every call of a module of
+** its type, while the module is still open, with *out zeroed. It fills *out and returns 0, or
+** returns non-zero to refuse (the call's counts are then 0 and prof_check reports it, naming the
+** module). Negative counts are refused the same way.
+*/
+typedef int (*prof_RuleFn)(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts *out);
+
+/*
+** Registers fn for modules of type (exact class name); modules of that type, already added or added
+** later, get PROF_MODULE_RULE. A second registration for a type replaces the first; fn == NULL
+** removes it. [may fail: PROF_ERRMEM, PROF_ERRARG]
+*/
+PROF_API int prof_rule_register(prof_State *S, const char *type, prof_RuleFn fn, void *ud);
 
 /* {====================== reading results ======================} */
 

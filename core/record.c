@@ -40,7 +40,11 @@ int prof_module_add_counts(prof_State *S, prof_ModuleId id, int64_t macs, int64_
   if (macs < 0 || flops < 0 || bytes_read < 0 || bytes_written < 0)
     return profI_error(S, PROF_ERRARG, "prof_module_add_counts: negative count for module id %d",
                        (int)id);
-  if (!S->active || S->suppress > 0) return PROF_OK;
+  /* a rule's own frame suppresses the ops inside it, not the counts it adds for itself */
+  int suppress = S->suppress;
+  const profT_Frame *top = S->sp > 0 ? &S->stack[S->sp - 1] : NULL;
+  if (top != NULL && top->node == id && top->suppressing) suppress--;
+  if (!S->active || suppress > 0) return PROF_OK;
   add_counts(S, id, macs, flops, bytes_read, bytes_written);
   return PROF_OK;
 }

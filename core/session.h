@@ -36,6 +36,13 @@ typedef struct profT_Frame {
   profT_Acc start;             /* running totals of phase at enter */
 } profT_Frame;
 
+/* A C flop rule for one module type. */
+typedef struct profT_Rule {
+  char *type;                  /* owned */
+  prof_RuleFn fn;
+  void *ud;
+} profT_Rule;
+
 struct prof_State {
   prof_Alloc alloc;
   void *ud;
@@ -53,6 +60,9 @@ struct prof_State {
   profT_Frame stack[PROF_STACK_MAX];
   int32_t sp;
   int32_t suppress;            /* > 0: ops are dropped (inside an ignored module, exact) */
+  /* C flop rules */
+  profT_Rule *rules;
+  int32_t n_rules, cap_rules;
   /* counters */
   profT_Acc totals[PROF_PHASE_COUNT];        /* every counted op */
   profT_Acc unattributed[PROF_PHASE_COUNT];  /* counted ops outside every module */
@@ -62,5 +72,13 @@ struct prof_State {
 PROF_INTERNAL void profT_free_nodes(prof_State *S);
 PROF_INTERNAL void profT_zero_counters(prof_State *S);
 PROF_INTERNAL int32_t profT_attr_node(const prof_State *S);
+
+/* rules.c */
+PROF_INTERNAL const profT_Rule *profR_find(const prof_State *S, const char *type);
+PROF_INTERNAL void profR_free(prof_State *S);
+/* Runs node k's C rule, if any, at the end of a call (k is the innermost open frame). */
+PROF_INTERNAL void profR_apply(prof_State *S, int32_t k);
+/* Sets a hot-path error that prof_check reports (the first one wins). */
+PROF_INTERNAL void profT_sticky(prof_State *S, int code, const char *what, prof_ModuleId id);
 
 #endif

@@ -32,6 +32,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
 void prof_close(prof_State *S) {
   if (S == NULL) return;
   profT_free_nodes(S);
+  profR_free(S);
   S->alloc(S->ud, S, sizeof *S, 0);
 }
 

@@ -55,6 +55,7 @@ int prof_module_add(prof_State *S, prof_ModuleId parent, const char *name, const
   node->parent = parent;
   node->first_child = node->last_child = node->next_sibling = -1;
   node->params = params;
+  if (profR_find(S, type) != NULL) node->flags |= PROF_MODULE_RULE;
   if (parent == PROF_NO_MODULE) {
     node->depth = 0;
     if (S->last_root >= 0) S->nodes[S->last_root].next_sibling = k;
@@ -74,12 +75,13 @@ int prof_module_add(prof_State *S, prof_ModuleId parent, const char *name, const
 int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags) {
   if (id < 0 || id >= S->n_nodes)
     return profI_error(S, PROF_ERRARG, "prof_module_set_flags: unknown module id %d", (int)id);
+  if (profR_find(S, S->nodes[id].type) != NULL) flags |= PROF_MODULE_RULE;   /* C rules stay */
   S->nodes[id].flags = flags;
   return PROF_OK;
 }
 
 /* The first hot-path error wins; later ones would only hide its cause. */
-static void sticky(prof_State *S, int code, const char *what, prof_ModuleId id) {
+void profT_sticky(prof_State *S, int code, const char *what, prof_ModuleId id) {
   if (S->sticky != PROF_OK) return;
   S->sticky = code;
   char path[256];
@@ -94,11 +96,11 @@ int32_t profT_attr_node(const prof_State *S) {
 
 void prof_module_enter(prof_State *S, prof_ModuleId id) {
   if (id < 0 || id >= S->n_nodes) {
-    sticky(S, PROF_ERRARG, "prof_module_enter: unknown module id", id);
+    profT_sticky(S, PROF_ERRARG, "prof_module_enter: unknown module id", id);
     return;
   }
   if (S->sp == PROF_STACK_MAX) {
-    sticky(S, PROF_ERRSTATE, "prof_module_enter: module stack overflow", id);
+    profT_sticky(S, PROF_ERRSTATE, "prof_module_enter: module stack overflow", id);
     return;
   }
   profT_Node *node = &S->nodes[id];
@@ -108,7 +110,9 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->node = id;
   f->phase = (uint8_t)S->phase;
   f->counted = node->open == 0 && !ignored;
-  f->suppressing = ignored && S->conv == PROF_CONV_EXACT;
+  /* exact conventions drop what an ignored module runs; a rule replaces what its module runs */
+  f->suppressing = (ignored && S->conv == PROF_CONV_EXACT) ||
+                   (f->counted && (node->flags & PROF_MODULE_RULE) != 0);
   /* DeepSpeed gives an ignored module no frame: its own ops land in the enclosing module. */
   f->attr_node = ignored ? outer_attr : id;
   node->open++;
@@ -120,6 +124,9 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
 }
 
 static void close_frame(prof_State *S, int64_t now) {
+  profT_Frame *top = &S->stack[S->sp - 1];
+  if (S->active && top->counted && (S->nodes[top->node].flags & PROF_MODULE_RULE))
+    profR_apply(S, top->node);
   profT_Frame *f = &S->stack[--S->sp];
   profT_Node *node = &S->nodes[f->node];
   node->open--;
@@ -138,10 +145,10 @@ void prof_module_exit(prof_State *S, prof_ModuleId id) {
   int32_t k = S->sp - 1;
   while (k >= 0 && S->stack[k].node != id) k--;
   if (k < 0) {
-    sticky(S, PROF_ERRSTATE, "prof_module_exit: module is not open", id);
+    profT_sticky(S, PROF_ERRSTATE, "prof_module_exit: module is not open", id);
     return;
   }
-  if (k != S->sp - 1) sticky(S, PROF_ERRSTATE, "prof_module_exit: inner modules left open", id);
+  if (k != S->sp - 1) profT_sticky(S, PROF_ERRSTATE, "prof_module_exit: inner modules left open", id);
   int64_t now = S->active ? profI_now_ns() : 0;
   while (S->sp > k) close_frame(S, now);
 }

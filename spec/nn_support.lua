@@ -1,8 +1,8 @@
 -- nn_support.lua — shared by the nn_*_spec files: op tracing, parameter listings, counting runs.
 local core = require "prof.core"
+local prof = require "prof"
 local T = require "prof.tensor"
 local F = require "prof.nn.functional"
-local hooks = require("prof.nn.module").hooks
 
 local S = {}
 
@@ -64,29 +64,17 @@ function S.module_names(m)
   return out
 end
 
--- Runs fn(model) under a recording session with every module registered, as the profiler will;
--- returns the forward totals ({macs=, flops=, ...}) under the given conventions.
+-- Runs fn(model) under the flops profiler, every module registered; returns the forward totals
+-- ({macs=, flops=, ...}) under the given conventions.
 function S.count(model, fn, conventions)
-  local St = core.new()
-  St:set_conventions(conventions or "deepspeed")
-  local ids, by_path = {}, {}
-  for _, pair in ipairs(model:named_modules()) do
-    local path, m = pair[1], pair[2]
-    local parent = path ~= "" and by_path[path:match("^(.*)%.[^.]*$") or ""] or nil
-    ids[m] = St:add_module(parent, path, m.__name, m:num_parameters())
-    by_path[path] = ids[m]
-  end
-  local prev_S, prev_ids = hooks.S, hooks.ids
-  hooks.S, hooks.ids = St, ids
-  core.set_recorder(St)
-  St:start()
+  local p = prof.FlopsProfiler(model)
+  p.conventions = conventions or "deepspeed"
+  p:start_profile()
   local ok, err = pcall(fn, model)
-  St:stop()
-  core.set_recorder(nil)
-  hooks.S, hooks.ids = prev_S, prev_ids
+  p:stop_profile()
+  local totals = p.S:totals("forward")
+  p:end_profile()
   if not ok then error(err, 0) end
-  local totals = St:totals("forward")
-  St:close()
   return totals
 end
 

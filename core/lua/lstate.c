@@ -121,7 +121,8 @@ static int s_add_module(lua_State *L) {
 static int s_set_module_flags(lua_State *L) {
   prof_State *S = check_S(L);
   prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
-  uint32_t flags = lbind_opt_bool(L, 3, "ignored", 0) ? PROF_MODULE_IGNORED : 0;
+  uint32_t flags = (lbind_opt_bool(L, 3, "ignored", 0) ? PROF_MODULE_IGNORED : 0) |
+                   (lbind_opt_bool(L, 3, "rule", 0) ? PROF_MODULE_RULE : 0);
   if (prof_module_set_flags(S, id, flags) != PROF_OK) return fail(L, S);
   return 0;
 }
@@ -225,6 +226,8 @@ static int s_modules(lua_State *L) {
     set_int(L, "params", info.params);
     lua_pushboolean(L, (info.flags & PROF_MODULE_IGNORED) != 0);
     lua_setfield(L, -2, "ignored");
+    lua_pushboolean(L, (info.flags & PROF_MODULE_RULE) != 0);
+    lua_setfield(L, -2, "rule");
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       push_counts(L, &info.phase[p]);
       lua_setfield(L, -2, phase_keys[p]);

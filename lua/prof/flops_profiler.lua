@@ -5,6 +5,7 @@ local config = require "prof.config"
 local errors = require "prof.errors"
 local ignore = require "prof.ignore"
 local report = require "prof.report"
+local rules = require "prof.rules"
 local units = require "prof.report.units"
 
 local M = {}
@@ -31,21 +32,30 @@ local function model_device(model)
   return p and p.device or core.default_device()
 end
 
--- Registers the model's tree with the core: each module once, at its first path.
-local function register(S, model, matcher)
-  local ids, objects = {}, {}
+-- Registers the model's tree with the core: each module once, at its first path. Returns
+-- module -> id, id -> module and module -> flop rule.
+local function register(S, model, matcher, type_rules)
+  local ids, objects, ruled = {}, {}, {}
   local function walk(m, parent, name, path)
     if ids[m] ~= nil then return end
     local id = S:add_module(parent, name, m.__name, m:num_parameters())
     ids[m] = id
     objects[id] = m
-    if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
+    ruled[m] = type_rules[m.__name]
+    S:set_module_flags(id, { ignored = matcher(path, m), rule = ruled[m] ~= nil })
     for _, pair in ipairs(m:named_children()) do
       walk(pair[2], id, pair[1], path == "" and pair[1] or path .. "." .. pair[1])
     end
   end
   walk(model, nil, "", "")
-  return ids, objects
+  return ids, objects, ruled
+end
+
+-- Adds a rule's counts for one call of module id (called by nn.Module inside the call's frame).
+local function apply_rule(rule, m, id, inputs, output)
+  local S = hooks.S
+  local macs, flops, br, bw = rules.apply(rule, m, S:path(id), inputs, output)
+  S:add_counts(id, macs, flops, br, bw)
 end
 
 -- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
@@ -59,9 +69,11 @@ function FlopsProfiler:start_profile(ignore_list)
   S:clear()
   S:set_conventions(config.pick("flops_profiler.conventions", self.conventions, "exact"))
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
-  self.ids, self.objects = register(S, self.model, ignore.matcher(list))
+  local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
+  self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
+    type_rules)
   self.device = model_device(self.model)
-  hooks.S, hooks.ids = S, self.ids
+  hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
   S:start()
   self.started = true
@@ -73,7 +85,7 @@ function FlopsProfiler:stop_profile()
   if S == nil or not S:active() then return end
   S:stop()
   if hooks.S == S then
-    hooks.S, hooks.ids = nil, nil
+    hooks.S, hooks.ids, hooks.rules = nil, nil, nil
     core.set_recorder(nil)
   end
   self.stack_error = S:check()
@@ -216,7 +228,8 @@ local function call_model(model, args, kwargs)
 end
 
 -- prof.get_model_profile{model=, input_shape= | args= | kwargs=, print_profile=, detailed=,
--- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=}
+-- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=} and profrun's
+-- conventions=, rules=, format=
 -- returns flops, macs, params (strings unless as_string = false), as DeepSpeed does.
 function M.get_model_profile(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
@@ -238,6 +251,7 @@ function M.get_model_profile(o)
   local warm_up = o.warm_up or 1
   for _ = 1, warm_up do call_model(model, args, o.kwargs) end
   local prof = M.FlopsProfiler(model)
+  prof.conventions, prof.rules = o.conventions, o.rules
   prof:start_profile(o.ignore_modules)
   local ok, err = pcall(call_model, model, args, o.kwargs)
   if not ok then

@@ -4,8 +4,9 @@ local core = require "prof.core"
 local M = {}
 
 -- State shared by every module call: the session recording calls (also prof.core's recorder),
--- its module ids and the innermost module being called (for error messages). One per Lua state.
-local hooks = { S = nil, ids = nil, current = nil }
+-- its module ids, the flop rules of its modules (module -> rule, applied by hooks.apply_rule) and
+-- the innermost module being called (for error messages). One per Lua state.
+local hooks = { S = nil, ids = nil, rules = nil, apply_rule = nil, current = nil }
 M.hooks = hooks
 
 -- Enter/exit the recorder's module frame (prof.core's recorder is hooks.S whenever it is set).
@@ -52,6 +53,17 @@ local function leave_plain(prev, ...)
   return ...
 end
 
+-- A module counted by a flop rule: the rule sees the call's inputs and output, inside the frame.
+local function call_ruled(self, id, rule, prev, ...)
+  enter(id)
+  local inputs = table.pack(...)
+  local out = table.pack(self:forward(...))
+  hooks.apply_rule(rule, self, id, inputs, out[1])
+  exit(id)
+  hooks.current = prev
+  return table.unpack(out, 1, out.n)
+end
+
 -- model(x): runs forward inside the module's profiler frame when a session records this module.
 function Module.__call(self, ...)
   local prev = hooks.current
@@ -59,6 +71,8 @@ function Module.__call(self, ...)
   local ids = hooks.ids
   local id = ids and ids[self]
   if id == nil then return leave_plain(prev, self:forward(...)) end
+  local rule = hooks.rules[self]
+  if rule ~= nil then return call_ruled(self, id, rule, prev, ...) end
   enter(id)
   return leave(prev, id, self:forward(...))
 end

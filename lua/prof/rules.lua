@@ -1,0 +1,80 @@
+-- rules.lua — flop rules as Lua scripts: per-type functions that count a module instead of its ops.
+--
+-- A rule script returns a table mapping module type names to functions:
+--   return { FusedScaleMaskSoftmax = function(module, inputs, output)
+--              return { macs = 0, flops = 5 * inputs[1]:numel(), bytes = ... } end }
+-- A rule runs after each call of a module of its type; its counts replace those of the ops the
+-- module ran (children included), so nothing is counted twice.
+local paths = require "prof.paths"
+
+local M = {}
+
+local function readable(path)
+  local f = io.open(path, "r")
+  if f == nil then return false end
+  f:close()
+  return true
+end
+
+-- "megatron" -> scripts/rules/megatron.lua; a path is used as given.
+function M.resolve(name)
+  if readable(name) then return name end
+  local p = paths.scripts .. "/rules/" .. name .. (name:match("%.lua$") and "" or ".lua")
+  if readable(p) then return p end
+  error(string.format("flop rule script '%s' not found (neither a file nor scripts/rules/%s.lua)",
+    name, name), 0)
+end
+
+-- Loads rule scripts; returns type name -> {fn = function, where = "file:line"}.
+function M.load(list)
+  local rules = {}
+  for _, name in ipairs(list or {}) do
+    local path = M.resolve(name)
+    local chunk, err = loadfile(path)
+    if chunk == nil then error("flop rule script " .. err, 0) end
+    local ok, t = pcall(chunk)
+    if not ok then error(string.format("flop rule script %s: %s", path, tostring(t)), 0) end
+    if type(t) ~= "table" then
+      error(string.format("flop rule script %s must return a table {TypeName = function(module, "
+        .. "inputs, output) ... end}, got %s", path, type(t)), 0)
+    end
+    for typename, fn in pairs(t) do
+      if type(typename) ~= "string" or type(fn) ~= "function" then
+        error(string.format("flop rule script %s: entry %s must map a type name to a function",
+          path, tostring(typename)), 0)
+      end
+      local info = debug.getinfo(fn, "S")
+      rules[typename] = { fn = fn, where = info.short_src .. ":" .. info.linedefined }
+    end
+  end
+  return rules
+end
+
+local function count(v, key, fail)
+  if v == nil then return 0 end
+  if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+    fail(string.format("returned %s = %s (expected a non-negative number)", key, tostring(v)))
+  end
+  return math.floor(v + 0.5)
+end
+
+-- Runs rule for one call; returns macs, flops, bytes_read, bytes_written. Errors name the rule's
+-- file:line and the module.
+function M.apply(rule, module, path, inputs, output)
+  local function fail(what)
+    local where = path == "" and "in module " .. module.__name .. " (the model)"
+      or string.format("in module '%s' (%s)", path, module.__name)
+    error(string.format("%s: flop rule %s %s", where, rule.where, what), 0)
+  end
+  local ok, r = pcall(rule.fn, module, inputs, output)
+  if not ok then fail("failed: " .. tostring(r)) end
+  if type(r) ~= "table" then
+    fail(string.format("returned %s (expected a table {macs=, flops=, bytes=})", type(r)))
+  end
+  local macs, flops = count(r.macs, "macs", fail), count(r.flops, "flops", fail)
+  local br, bw = count(r.bytes_read, "bytes_read", fail), count(r.bytes_written, "bytes_written", fail)
+  if r.bytes ~= nil then br = br + count(r.bytes, "bytes", fail) end
+  return macs, flops, br, bw
+end
+
+return M
