@@ -341,6 +341,12 @@ static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
   TRY(section(L, root, "parallel", PROFC_PARALLEL, &sec));
   if (sec != NULL && (v = field(sec, "model_parallel_size")) != NULL)
     TRY(read_int(L, v, "parallel.model_parallel_size", 1, &cfg->model_parallel_size));
+  if (sec != NULL && (v = field(sec, "model_parallel_rank")) != NULL)
+    TRY(read_int(L, v, "parallel.model_parallel_rank", 0, &cfg->model_parallel_rank));
+  if (cfg->model_parallel_rank >= cfg->model_parallel_size)
+    return fail(L, "parallel.model_parallel_rank",
+                "parallel.model_parallel_rank: %lld is not below model_parallel_size %lld",
+                (long long)cfg->model_parallel_rank, (long long)cfg->model_parallel_size);
   TRY(section(L, root, "report", PROFC_REPORT, &sec));
   if (sec != NULL && (v = field(sec, "script")) != NULL)
     TRY(read_string(L, v, "report.script", 1, &cfg->report_script));

@@ -20,7 +20,7 @@ static const char *const flops_keys[] = {
   "conventions", "format", "ignore_modules", "rules"
 };
 
-static const char *const parallel_keys[] = { "model_parallel_size" };
+static const char *const parallel_keys[] = { "model_parallel_size", "model_parallel_rank" };
 
 static const char *const report_keys[] = { "script" };
 

@@ -443,6 +443,7 @@ typedef struct prof_Config {
   char *device;                /* "meta", "cpu" or "cuda"; NULL: the runtime's default */
   prof_FlopsConfig flops_profiler;
   int64_t model_parallel_size; /* parallel.model_parallel_size, 1 */
+  int64_t model_parallel_rank; /* parallel.model_parallel_rank: this process's partition, 0 */
   char *report_script;         /* report.script, NULL */
   /* DeepSpeed keys present in the file that profrun accepts but does not use (dotted paths) */
   char **unused_keys;

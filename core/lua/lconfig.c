@@ -52,8 +52,9 @@ static void push_config(lua_State *L, const prof_Config *c) {
   set_list(L, "rules", f->rules, f->n_rules);
   lua_setfield(L, -2, "flops_profiler");
 
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
   set_int(L, "model_parallel_size", c->model_parallel_size);
+  set_int(L, "model_parallel_rank", c->model_parallel_rank);
   lua_setfield(L, -2, "parallel");
 
   lua_createtable(L, 0, 1);

@@ -187,6 +187,7 @@ function FlopsProfiler:profile(extra)
     step_latency_s = extra.step_latency_s,
     iter_latency_s = extra.iter_latency_s,
     samples_per_s = extra.samples_per_s,
+    tokens = extra.tokens,
     modules = modules,
   }
   return p
@@ -201,7 +202,9 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
              detailed = detailed, output_file = output_file }
   end
   local out = config.pick("flops_profiler.output_file", opts.output_file, nil)
-  local text = report.render_profile(self:profile(opts.extra or { profile_step = opts.profile_step }), {
+  local extra = opts.extra or {}
+  extra.profile_step = extra.profile_step or opts.profile_step
+  local text = report.render_profile(self:profile(extra), {
     format = config.pick("flops_profiler.format", opts.format, nil),
     output_file = out,
     module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
@@ -213,6 +216,13 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   else
     io.stdout:write(text)
   end
+end
+
+-- Tokens in the forward when its input is token ids (an integer tensor), for FLOPs per token.
+local function count_tokens(args, kwargs)
+  local x = kwargs and kwargs.input_ids or args[1]
+  if core.is_tensor(x) and (x.dtype == "int64" or x.dtype == "int32") then return x:numel() end
+  return nil
 end
 
 -- Runs model(args..., kwargs) with errors naming the module they happened in.
@@ -266,6 +276,7 @@ function M.get_model_profile(o)
     ok, err = pcall(prof.print_model_profile, prof, {
       profile_step = warm_up, module_depth = o.module_depth, top_modules = o.top_modules,
       detailed = o.detailed, output_file = o.output_file, format = o.format,
+      extra = { profile_step = warm_up, tokens = count_tokens(args, o.kwargs) },
     })
     if not ok then
       prof:end_profile()

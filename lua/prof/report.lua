@@ -12,6 +12,7 @@ function M.format_for(format, output_file)
   if format ~= nil and format ~= "" then return format end
   local ext = type(output_file) == "string" and output_file:match("%.(%w+)$")
   if ext == "json" or ext == "csv" then return ext end
+  if ext == "md" then return "markdown" end
   return config.value("report.script") or "deepspeed"
 end
 
@@ -23,7 +24,7 @@ local function readable(path)
 end
 
 -- The report scripts that ship in scripts/reports/.
-M.BUILTIN = { "deepspeed", "json", "csv" }
+M.BUILTIN = { "deepspeed", "json", "csv", "markdown", "summary" }
 
 -- A built-in name ("json") or a path ("reports/mine.lua") -> the script's file path.
 function M.script_path(format)

@@ -592,6 +592,23 @@ static void oom_sweep(const char *path, const char *const *ov, int32_t n, int wa
   T_EQ_INT(h.live_bytes, 0);
 }
 
+static void test_model_parallel_rank(void) {
+  prof_State *S;
+  prof_Config *cfg;
+  const char *ov[] = {"parallel.model_parallel_size=4", "parallel.model_parallel_rank=3"};
+  T_EQ_INT(load(NULL, ov, 2, &cfg, &S), PROF_OK);
+  T_EQ_INT(cfg->model_parallel_size, 4);
+  T_EQ_INT(cfg->model_parallel_rank, 3);
+  done(S, cfg);
+  T_EQ_INT(load(NULL, NULL, 0, &cfg, &S), PROF_OK);
+  T_EQ_INT(cfg->model_parallel_rank, 0);   /* default: the first partition */
+  done(S, cfg);
+  const char *bad[] = {"parallel.model_parallel_size=2", "parallel.model_parallel_rank=2"};
+  expect_error(NULL, bad, 2, PROF_ERRCONFIG,
+               "--set parallel.model_parallel_rank=2: parallel.model_parallel_rank: 2 is not below "
+               "model_parallel_size 2");
+}
+
 static void test_oom(void) {
   static const char *const ov[] = {
     "flops_profiler.top_modules=7", "device=cpu", "flops_profiler.top_modules=8",
@@ -639,6 +656,7 @@ int main(void) {
   T_RUN(test_override_malformed);
   T_RUN(test_bad_arguments);
   T_RUN(test_key_tables);
+  T_RUN(test_model_parallel_rank);
   T_RUN(test_oom);
   return T_DONE();
 }
