@@ -118,7 +118,7 @@ install: all
 	install -m 644 core/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
 	install -m 644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/libprof.a
 	install -m 755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so
-	install -m 644 $(BUILD)/prof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/prof.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	install -m 755 $(LUA_MOD) $(DESTDIR)$(PREFIX)/lib/profrun/prof/core.so
 	cp -R lua scripts configs examples $(DESTDIR)$(PREFIX)/share/profrun/
 

@@ -58,7 +58,9 @@ static void write_modules(prof_State *S, profW_Writer *w, int32_t *order, int32_
     while (parent >= 0 && json_id[parent] < 0) parent = S->nodes[parent].parent;
     char path[1024];
     prof_module_path(S, k, path, sizeof path);
-    const profT_Acc *f = &node->incl[PROF_PHASE_FORWARD], *b = &node->incl[PROF_PHASE_BACKWARD];
+    prof_ModuleInfo info;
+    prof_module_info(S, k, &info);
+    const prof_Counts *f = &info.phase[PROF_PHASE_FORWARD], *b = &info.phase[PROF_PHASE_BACKWARD];
     profW_begin_object(w);
     profW_key(w, "id");
     profW_int(w, json_id[k]);
@@ -79,8 +81,8 @@ static void write_modules(prof_State *S, profW_Writer *w, int32_t *order, int32_
     profW_int(w, f->flops);
     profW_key(w, "bytes");
     profW_int(w, f->bytes_read + f->bytes_written);
-    key_seconds(w, "fwd_latency_s", timed && f->calls > 0, f->time_ns);
-    key_seconds(w, "bwd_latency_s", timed && b->calls > 0, b->time_ns);
+    key_seconds(w, "fwd_latency_s", timed && f->time_ns > 0, f->time_ns);
+    key_seconds(w, "bwd_latency_s", timed && b->time_ns > 0, b->time_ns);
     profW_key(w, "calls");
     profW_int(w, f->calls);
     profW_end_object(w);
@@ -101,10 +103,11 @@ int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteF
   prof_module_preorder(S, order, n);
   int timed = info->device == NULL || strcmp(info->device, "meta") != 0;
   int64_t mp = info->mp_size > 0 ? info->mp_size : 1;
-  const profT_Node *root = S->first_root >= 0 ? &S->nodes[S->first_root] : NULL;
-  int64_t params = root ? root->params : 0;
-  int64_t macs = root ? root->incl[PROF_PHASE_FORWARD].macs : S->totals[PROF_PHASE_FORWARD].macs;
-  int64_t flops = root ? root->incl[PROF_PHASE_FORWARD].flops : S->totals[PROF_PHASE_FORWARD].flops;
+  prof_ModuleInfo root;
+  int has_root = prof_module_info(S, S->first_root, &root) == PROF_OK;
+  int64_t params = has_root ? root.params : 0;
+  int64_t macs = has_root ? root.phase[PROF_PHASE_FORWARD].macs : S->totals[PROF_PHASE_FORWARD].macs;
+  int64_t flops = has_root ? root.phase[PROF_PHASE_FORWARD].flops : S->totals[PROF_PHASE_FORWARD].flops;
   int64_t bwd = info->bwd_flops;
   if (bwd < 0 && S->totals[PROF_PHASE_BACKWARD].calls > 0) bwd = S->totals[PROF_PHASE_BACKWARD].flops;
 

@@ -212,6 +212,23 @@ static void fill_counts(const profT_Acc *incl, const profT_Acc *self, prof_Count
   c->self_bytes_written = self->bytes_written;
 }
 
+/*
+** A module that was never called itself (a ModuleList, a ModuleDict) still holds its children:
+** its inclusive counts and time are theirs, summed, as DeepSpeed's get_module_* recursion gives.
+*/
+static void children_sum(const prof_State *S, int32_t k, int p, prof_Counts *c) {
+  for (int32_t ch = S->nodes[k].first_child; ch >= 0; ch = S->nodes[ch].next_sibling) {
+    prof_ModuleInfo ci;
+    prof_module_info(S, ch, &ci);
+    const prof_Counts *x = &ci.phase[p];
+    c->macs += x->macs;
+    c->flops += x->flops;
+    c->bytes_read += x->bytes_read;
+    c->bytes_written += x->bytes_written;
+    c->time_ns += x->time_ns;
+  }
+}
+
 int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *info) {
   if (id < 0 || id >= S->n_nodes) return PROF_ERRARG;
   const profT_Node *node = &S->nodes[id];
@@ -222,7 +239,11 @@ int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *inf
   info->depth = node->depth;
   info->flags = node->flags;
   info->params = node->params;
-  for (int p = 0; p < PROF_PHASE_COUNT; p++) fill_counts(&node->incl[p], &node->self[p], &info->phase[p]);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    fill_counts(&node->incl[p], &node->self[p], &info->phase[p]);
+    if (node->incl[p].calls == 0 && node->first_child >= 0 && !(node->flags & PROF_MODULE_IGNORED))
+      children_sum(S, id, p, &info->phase[p]);
+  }
   return PROF_OK;
 }
 

@@ -254,7 +254,8 @@ describe("shape ops", function()
       "view: shape with -1 is invalid for input [2, 3, 4] of 24 elements")
     -- torch: "view size is not compatible with input tensor's size and stride ..."
     assert.has_error(function() core.view(core.transpose(x, 0, 1), 24) end,
-      "view: input [3, 2, 4] is not contiguous; use reshape or contiguous() first")
+      "view: the size and stride of input [3, 2, 4] are not compatible with the new shape; "
+        .. "use reshape or contiguous() first")
   end)
 
   it("flatten, transpose, permute, unsqueeze, squeeze, expand", function()

@@ -22,6 +22,40 @@ pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
   return copy_result(rt, x, pr_tensor_like(rt, x));
 }
 
+/*
+** Strides for viewing x as shape without copying, or 0 when impossible: the new dims must split or
+** merge runs of x's dims that are contiguous with each other (PyTorch's rule for view).
+*/
+static int view_strides(const pr_Tensor *x, int ndim, const int64_t *shape, int64_t *stride) {
+  int64_t numel = pr_numel(x);
+  if (numel == 0 || x->ndim == 0) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+      stride[i] = s;
+      s *= shape[i] > 0 ? shape[i] : 1;
+    }
+    return 1;
+  }
+  int view_d = ndim - 1;
+  int64_t base = x->stride[x->ndim - 1], tensor_numel = 1, view_numel = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    tensor_numel *= x->shape[d];
+    if (d == 0 || (x->shape[d - 1] != 1 && x->stride[d - 1] != tensor_numel * base)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        stride[view_d] = view_numel * base;
+        view_numel *= shape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return 0;
+      if (d > 0) {
+        base = x->stride[d - 1];
+        tensor_numel = view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
 pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape_in,
                       int require_view) {
   char sx[96];
@@ -50,18 +84,13 @@ pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_
   if (known != numel)
     return pr_fail(rt, "view: shape of %lld elements is invalid for input %s of %lld elements",
                    (long long)known, pr_shape_str(x, sx, sizeof sx), (long long)numel);
-  if (!pr_is_contiguous(x)) {
+  int64_t stride[PR_MAX_DIMS];
+  if (!view_strides(x, ndim, shape, stride)) {
     if (require_view)
-      return pr_fail(rt, "view: input %s is not contiguous; use reshape or contiguous() first",
-                     pr_shape_str(x, sx, sizeof sx));
+      return pr_fail(rt, "view: the size and stride of input %s are not compatible with the new "
+                     "shape; use reshape or contiguous() first", pr_shape_str(x, sx, sizeof sx));
     pr_Tensor *c = pr_tensor_new(rt, ndim, shape, x->dtype, x->device);
     return copy_result(rt, x, c);
-  }
-  int64_t stride[PR_MAX_DIMS];
-  int64_t s = 1;
-  for (int i = ndim - 1; i >= 0; i--) {
-    stride[i] = s;
-    s *= shape[i];
   }
   return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
 }

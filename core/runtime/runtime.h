@@ -23,6 +23,8 @@ typedef struct pr_Storage {
 ** A tensor: metadata owned by whoever holds a reference (pr_tensor_retain/release). Meta tensors
 ** have no storage: shapes and dtypes flow through ops, nothing is computed or allocated.
 */
+typedef struct pr_Node pr_Node;
+
 typedef struct pr_Tensor {
   int64_t refs;
   int32_t ndim;
@@ -33,6 +35,8 @@ typedef struct pr_Tensor {
   int64_t stride[PR_MAX_DIMS]; /* in elements */
   int64_t offset;              /* in elements */
   pr_Storage *storage;         /* NULL on meta */
+  pr_Node *grad_fn;            /* the op that made it, when it needs a gradient (owned ref) */
+  struct pr_Tensor *grad;      /* accumulated gradient of a leaf that requires one (owned ref) */
 } pr_Tensor;
 
 #define PR_T_REQUIRES_GRAD 0x1u
@@ -46,6 +50,10 @@ typedef struct pr_Runtime {
   prof_State *rec;
   int32_t default_device;      /* pr_Device */
   int32_t default_dtype;       /* prof_DType */
+  int32_t grad_enabled;        /* ops record their backward (torch's grad mode) */
+  int32_t training;            /* unused by ops; modules carry their own mode */
+  uint64_t rng[4];             /* xoshiro256** state of randn/rand/dropout */
+  int64_t allocated;           /* cpu bytes allocated since the host last asked (GC pressure) */
   char err[512];
 } pr_Runtime;
 
@@ -131,6 +139,87 @@ const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
 */
 int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
                         const int64_t *b, int *n, int64_t *shape);
+
+/* {====================== autograd (autograd.c) ======================} */
+
+#define PR_NODE_MAX 4
+
+/*
+** The backward of one op: given g, the gradient of the node's output, sets gin[i] to a new tensor
+** holding the gradient for inputs[i] (left NULL when inputs[i] needs none; shapes equal the
+** inputs'). It runs with grad mode off and may use any op, which then records itself as
+** backward work. Returns 0 or PR_ERR with rt->err set.
+*/
+typedef int (*pr_BackwardFn)(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin);
+
+/* Arguments an op keeps for its backward. */
+typedef union pr_NodeArgs {
+  int64_t i[16];
+  double f[8];
+} pr_NodeArgs;
+
+struct pr_Node {
+  int64_t refs;
+  pr_BackwardFn backward;
+  const char *name;            /* "linear", for messages */
+  int32_t module;              /* innermost profiled module when the forward ran, else -1 */
+  int32_t n_inputs;
+  pr_Tensor *inputs[PR_NODE_MAX];   /* owned refs; NULL where no gradient flows */
+  pr_Tensor *saved[PR_NODE_MAX];    /* owned refs the backward reads (never the output itself) */
+  pr_NodeArgs args;
+  pr_Tensor *grad;             /* the output's gradient, gathered during backward */
+  int32_t visit;               /* topological sort mark */
+};
+
+/* True when grad mode is on and some of the (up to 3, NULL allowed) inputs requires grad. */
+int pr_needs_grad(const pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, const pr_Tensor *c);
+
+/*
+** Attaches a backward node to out: inputs that require grad are kept (others stored as NULL), out
+** becomes a non-leaf that requires grad. Returns the node (owned by out) for saving tensors and
+** arguments, or NULL when out of memory (rt->err set; out is then left without a gradient).
+*/
+pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, pr_BackwardFn backward, const char *name,
+                        int n, const pr_Tensor *const *inputs);
+
+/* Saves t for the backward (a new reference, or a storage-sharing view when t is out itself). */
+void pr_node_save(pr_Node *n, int slot, pr_Tensor *t);
+
+void pr_node_release(pr_Node *n);   /* NULL-safe */
+
+/*
+** Runs the backward from root: gradient g (NULL: ones, for a one-element root) flows through the
+** graph in reverse topological order; leaves that require grad accumulate into ->grad. With a
+** recorder, every node's backward runs inside the frames of the module that ran its forward,
+** phase "backward". Unless retain_graph, the graph's saved tensors are released afterwards.
+*/
+int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph);
+
+/* {====================== cpu helpers (cpu.c) ======================} */
+
+/* The element pointer of a float32 cpu tensor's first element. */
+float *pr_f32(const pr_Tensor *t);
+
+/* A contiguous float32 copy of t when t is not contiguous, else t retained. */
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+
+/* dst += src elementwise (same shape; any strides); meta: nothing. */
+int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
+
+/* out[m, n] = alpha · a[m, k] · b[k, n] + beta · out (2-D float32 views, any strides; out
+   row-major). The batched form broadcasts leading dims right-aligned into a contiguous out. */
+int pr_cpu_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out, float alpha,
+              float beta);
+int pr_cpu_batched_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out,
+                      float alpha, float beta);
+
+/* Uniform doubles in [0, 1) and standard normals from the runtime's generator. */
+double pr_rand_uniform(pr_Runtime *rt);
+double pr_rand_normal(pr_Runtime *rt);
+void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
 
 #include "ops.h"
 

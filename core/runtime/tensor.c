@@ -12,6 +12,8 @@ void pr_runtime_init(pr_Runtime *rt) {
   memset(rt, 0, sizeof *rt);
   rt->default_device = PR_META;
   rt->default_dtype = PROF_F32;
+  rt->grad_enabled = 1;
+  pr_manual_seed(rt, 0);
 }
 
 int pr_error(pr_Runtime *rt, const char *fmt, ...) {
@@ -85,6 +87,7 @@ pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dty
     t->storage->refs = 1;
     t->storage->nbytes = nbytes;
     t->storage->data = data;
+    rt->allocated += (int64_t)nbytes;
   }
   return t;
 }
@@ -121,6 +124,8 @@ pr_Tensor *pr_tensor_retain(pr_Tensor *t) {
 
 void pr_tensor_release(pr_Tensor *t) {
   if (t == NULL || --t->refs > 0) return;
+  pr_node_release(t->grad_fn);
+  pr_tensor_release(t->grad);
   if (t->storage && --t->storage->refs == 0) {
     free(t->storage->data);
     free(t->storage);

@@ -107,7 +107,12 @@ function M.main(argv)
   if o.config == nil or o.script == nil then
     return usage_error("expected CONFIG.json and SCRIPT.lua")
   end
-  if o.device ~= nil then o.sets[#o.sets + 1] = "device=" .. o.device end
+  if o.device ~= nil then
+    if o.device ~= "meta" and o.device ~= "cpu" and o.device ~= "cuda" then
+      return usage_error(string.format("--device: expected meta, cpu or cuda, got '%s'", o.device))
+    end
+    o.sets[#o.sets + 1] = "device=" .. o.device
+  end
   local cfg, cerr = core.load_config(o.config, o.sets)
   if cfg == nil then
     io.stderr:write("profrun: ", cerr, "\n")

@@ -6,18 +6,24 @@ local M = {}
 
 local current, forced
 
--- Installs a config table from core.load_config (profrun does this before the script runs).
-function M.set(cfg)
+local function install(cfg)
   current = cfg
   forced = {}
   for _, k in ipairs(cfg.forced_keys or {}) do forced[k] = true end
-  if cfg.device ~= nil then core.set_default_device(cfg.device) end
+end
+
+-- Installs a config table from core.load_config (profrun does this before the script runs); its
+-- device becomes the default device (meta when it names none).
+function M.set(cfg)
+  install(cfg)
+  core.set_default_device(cfg.device or "meta")
   core.set_forced_device(forced.device and cfg.device or nil)
 end
 
--- The active config; without profrun, the defaults a config file would have.
+-- The active config; without profrun, the defaults a config file would have (the runtime's
+-- default device is left as the script set it).
 function M.get()
-  if current == nil then M.set(assert(core.load_config(nil, {}))) end
+  if current == nil then install(assert(core.load_config(nil, {}))) end
   return current
 end
 

@@ -14,7 +14,7 @@ end
 
 -- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
 function M.with_module_context(msg)
-  local m = hooks.current
+  local m = module.innermost(2)
   if m == nil or type(msg) ~= "string" or msg:find("^in module ") then return msg end
   local path = M.module_path(m)
   if path == "" then

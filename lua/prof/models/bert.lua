@@ -35,7 +35,9 @@ end
 function BertEmbeddings:forward(input_ids, token_type_ids)
   local seq_length = input_ids:size(1)
   local position_ids = self.position_ids:narrow(1, 0, seq_length)
-  if token_type_ids == nil then token_type_ids = T.zeros(input_ids.shape, { dtype = "int64" }) end
+  if token_type_ids == nil then
+    token_type_ids = T.zeros(input_ids.shape, { dtype = "int64", device = input_ids.device })
+  end
   local embeddings = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
   embeddings = embeddings + self.position_embeddings(position_ids)
   embeddings = self.LayerNorm(embeddings)
@@ -182,27 +184,119 @@ function BertForSequenceClassification:forward(inputs)
   return loss, logits
 end
 
+-- BertPredictionHeadTransform: dense -> activation -> LayerNorm.
+local BertPredictionHeadTransform = nn.Module:extend("BertPredictionHeadTransform")
+function BertPredictionHeadTransform:init(c)
+  self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+  self.transform_act_fn = GELUActivation()
+  self.LayerNorm = nn.LayerNorm(c.hidden_size, { eps = c.layer_norm_eps })
+end
+
+function BertPredictionHeadTransform:forward(x)
+  return self.LayerNorm(self.transform_act_fn(self.dense(x)))
+end
+
+-- The decoder's weight is the word embeddings' (tie_weights) and its bias is this module's own
+-- `bias` parameter (transformers sets decoder.bias = self.bias): each tensor is counted once.
+local BertLMPredictionHead = nn.Module:extend("BertLMPredictionHead")
+function BertLMPredictionHead:init(c, embedding_weight)
+  self.transform = BertPredictionHeadTransform(c)
+  self.decoder = nn.Linear(c.hidden_size, c.vocab_size, { bias = false })
+  self:register_parameter("bias", T.empty({ c.vocab_size }))
+  self.decoder.weight = embedding_weight
+  self.decoder.bias = self.bias
+end
+
+function BertLMPredictionHead:forward(x)
+  return self.decoder(self.transform(x))
+end
+
+local BertPreTrainingHeads = nn.Module:extend("BertPreTrainingHeads")
+function BertPreTrainingHeads:init(c, embedding_weight)
+  self.predictions = BertLMPredictionHead(c, embedding_weight)
+  self.seq_relationship = nn.Linear(c.hidden_size, 2)
+end
+
+function BertPreTrainingHeads:forward(sequence_output, pooled_output)
+  return self.predictions(sequence_output), self.seq_relationship(pooled_output)
+end
+
+local BertForPreTraining = nn.Module:extend("BertForPreTraining")
+M.BertForPreTraining = BertForPreTraining
+function BertForPreTraining:init(c)
+  self.vocab_size = c.vocab_size
+  self.bert = BertModel(c)
+  self.cls = BertPreTrainingHeads(c, self.bert.embeddings.word_embeddings.weight)
+end
+
+-- Returns prediction scores [B, S, vocab], seq relationship scores [B, 2] and, when inputs.labels
+-- ([B, S]) and inputs.next_sentence_label ([B]) are given, the summed loss (transformers' first).
+function BertForPreTraining:forward(inputs)
+  local sequence_output, pooled_output = self.bert(inputs)
+  local scores, seq_relationship = self.cls(sequence_output, pooled_output)
+  local loss
+  if inputs.labels ~= nil and inputs.next_sentence_label ~= nil then
+    loss = F.cross_entropy(scores:view(-1, self.vocab_size), inputs.labels:view(-1))
+      + F.cross_entropy(seq_relationship:view(-1, 2), inputs.next_sentence_label:view(-1))
+  end
+  return scores, seq_relationship, loss
+end
+
+-- Variants: name -> size, head. "preln" is NVIDIA's pre-LN BERT-Large of DeepSpeed's tutorial.
+local VARIANTS = {
+  { "bert-base", "base", "classification" }, { "bert-large", "large", "classification" },
+  { "bert-base-pretraining", "base", "pretraining" },
+  { "bert-large-pretraining", "large", "pretraining" },
+  { "bert-large-preln", "large", "preln" },
+}
+
+function M.names()
+  local out = {}
+  for i, v in ipairs(VARIANTS) do out[i] = v[1] end
+  return out
+end
+
+-- size and head from opts.name, else from opts.size and opts.head.
+local function variant(opts)
+  if opts.name ~= nil then
+    for _, v in ipairs(VARIANTS) do
+      if v[1] == opts.name then return v[2], v[3] end
+    end
+    error(string.format("bert: unknown name '%s' (known: %s)", tostring(opts.name),
+                        table.concat(M.names(), ", ")), 3)
+  end
+  return opts.size == "large" and "large" or "base", opts.head or "classification"
+end
+
 local function with_defaults(config, base)
   return setmetatable(config or {}, { __index = base or M.BASE })
 end
 
+-- bert.build{name = "bert-large-pretraining"} or {size = "base" | "large", head =
+-- "classification" (default) | "pretraining" | "preln" | "none"}, config = {overrides}.
 function M.build(opts)
   opts = opts or {}
-  local c = with_defaults(opts.config, opts.size == "large" and M.LARGE or M.BASE)
-  if opts.head == "none" then return BertModel(c) end
+  local size, head = variant(opts)
+  if head == "preln" then return require("prof.models.bert_preln").build(opts.config) end
+  local c = with_defaults(opts.config, size == "large" and M.LARGE or M.BASE)
+  if head == "none" then return BertModel(c) end
+  if head == "pretraining" then return BertForPreTraining(c) end
   return BertForSequenceClassification(c)
 end
 
--- The tutorial's bert_input_constructor: padded token ids, an all-ones mask, labels.
+-- The tutorial's bert_input_constructor, as one keyword table: token ids, token types and an
+-- attention mask [batch, seq] (batch 1, seq 128 by default); classification adds labels [batch].
 function M.input(opts)
   opts = opts or {}
-  local b, s = opts.batch or 4, opts.seq or 128
-  return { {
+  local b, s = opts.batch or 1, opts.seq or 128
+  local _, head = variant(opts)
+  local kwargs = {
     input_ids = T.zeros({ b, s }, { dtype = "int64" }),
     token_type_ids = T.zeros({ b, s }, { dtype = "int64" }),
     attention_mask = T.zeros({ b, s }, { dtype = "int64" }),
-    labels = T.zeros({ b }, { dtype = "int64" }),
-  } }
+  }
+  if head == "classification" then kwargs.labels = T.zeros({ b }, { dtype = "int64" }) end
+  return { kwargs }
 end
 
 return M

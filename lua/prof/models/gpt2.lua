@@ -1,4 +1,4 @@
--- gpt2.lua — Hugging Face's GPT2LMHeadModel (eager attention): class names, attribute paths and ops as transformers has them.
+-- gpt2.lua — Hugging Face's GPT2LMHeadModel (eager attention), named and shaped as in transformers.
 local nn = require "prof.nn"
 local F = nn.functional
 local T = require "prof.tensor"
@@ -145,7 +145,7 @@ end
 function GPT2Model:forward(input_ids)
   local t = input_ids:size(-1)
   input_ids = input_ids:view(-1, t)
-  local position_ids = T.arange(0, t, { dtype = "int64" }):unsqueeze(0)
+  local position_ids = T.arange(0, t, { dtype = "int64", device = input_ids.device }):unsqueeze(0)
   local x = self.wte(input_ids) + self.wpe(position_ids)
   x = self.drop(x)
   for _, block in ipairs(self.h) do x = block(x) end
@@ -182,6 +182,7 @@ function M.configure(preset, opts)
   for k in pairs(BASE) do
     if opts[k] ~= nil then c[k] = opts[k] end
   end
+  if opts.n_inner ~= nil then c.n_inner = opts.n_inner end   -- nil in BASE, so not in pairs()
   for k, v in pairs(opts.config or {}) do c[k] = v end
   return c
 end
@@ -190,7 +191,8 @@ local function size_of(opts)
   local key = opts.name or opts.size or "small"
   key = ALIASES[key] or key
   if SIZES[key] == nil then
-    error(string.format("gpt2: unknown size '%s' (known: %s)", tostring(key), table.concat(ORDER, ", ")), 3)
+    error(string.format("gpt2: unknown size '%s' (known: %s)", tostring(key),
+      table.concat(ORDER, ", ")), 3)
   end
   return key
 end
@@ -213,8 +215,9 @@ function M.input(opts)
   return { T.zeros({ opts.batch or 1, opts.seq or c.n_positions }, { dtype = "int64" }) }
 end
 
+-- Hugging Face hub ids: gpt2, gpt2-medium, gpt2-large, gpt2-xl.
 function M.names()
-  return { table.unpack(ORDER) }
+  return { "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl" }
 end
 
 return M

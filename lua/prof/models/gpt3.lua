@@ -54,8 +54,11 @@ function M.input(opts)
   return { T.zeros({ opts.batch or 1, opts.seq or c.n_positions }, { dtype = "int64" }) }
 end
 
+-- gpt3-125M ... gpt3-175B (the paper's model names).
 function M.names()
-  return { table.unpack(ORDER) }
+  local out = {}
+  for i, k in ipairs(ORDER) do out[i] = "gpt3-" .. k end
+  return out
 end
 
 return M

@@ -1,29 +1,66 @@
--- init.lua — prof.models: the model zoo. Each entry builds a model and the inputs it expects.
+-- init.lua — prof.models: the model zoo by variant name ("resnet50", "gpt2-medium", "llama2-7b").
 local M = {}
 
--- name -> module under prof.models; each has build(opts) and input(opts) (a list of arguments).
-M.NAMES = { "lenet5", "alexnet", "bert" }
+-- Families: files under prof.models with build(opts) and input(opts); opts.name picks the
+-- variant, named by names() or NAMES (a family without either has one variant, its own name).
+M.FAMILIES = {
+  "lenet5", "alexnet", "vgg", "resnet", "mobilenet_v2", "vit",
+  "bert", "gpt2", "gpt3", "llama", "megatron_gpt2",
+}
 
-local function entry(name)
-  for _, n in ipairs(M.NAMES) do
-    if n == name then return require("prof.models." .. name) end
+local variants   -- variant name -> family module, built on first use
+
+local function index()
+  if variants then return variants end
+  variants = {}
+  for _, family in ipairs(M.FAMILIES) do
+    local mod = require("prof.models." .. family)
+    local names = mod.names and mod.names() or mod.NAMES or { family }
+    for _, n in ipairs(names) do variants[n] = mod end
   end
-  error(string.format("unknown model '%s' (known: %s)", tostring(name), table.concat(M.NAMES, ", ")), 3)
+  return variants
 end
 
--- prof.models.build("alexnet", {num_classes = 10}) -> model
+-- Every variant name, in family order then each family's own order.
+function M.list()
+  local out = {}
+  for _, family in ipairs(M.FAMILIES) do
+    local mod = require("prof.models." .. family)
+    for _, n in ipairs(mod.names and mod.names() or mod.NAMES or { family }) do out[#out + 1] = n end
+  end
+  return out
+end
+
+local function family_of(name)
+  local mod = index()[name]
+  if mod == nil then
+    error(string.format("unknown model '%s' (profrun examples/model_profile.lua --list shows them)",
+      tostring(name)), 3)
+  end
+  return mod
+end
+
+local function with_name(name, opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.name = name
+  return o
+end
+
+-- prof.models.build("resnet50", {num_classes = 10}) -> model
 function M.build(name, opts)
-  return entry(name).build(opts)
+  return family_of(name).build(with_name(name, opts))
 end
 
--- prof.models.input("bert", {batch = 4, seq = 128}) -> a list of forward arguments
+-- prof.models.input("bert-base", {batch = 4, seq = 128}) -> a list of forward arguments
 function M.input(name, opts)
-  return entry(name).input(opts)
+  return family_of(name).input(with_name(name, opts))
 end
 
 -- prof.models.alexnet(opts) as a shorthand for build("alexnet", opts).
 return setmetatable(M, {
   __index = function(_, name)
-    return function(opts) return entry(name).build(opts) end
+    if type(name) ~= "string" or index()[name] == nil then return nil end
+    return function(opts) return M.build(name, opts) end
   end,
 })

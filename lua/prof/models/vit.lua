@@ -86,9 +86,9 @@ function VisionTransformer:init(o)
   self.hidden_dim, self.mlp_dim = o.hidden_dim, o.mlp_dim
   self.num_classes = o.num_classes or 1000
   self.conv_proj = nn.Conv2d(3, o.hidden_dim, o.patch_size, { stride = o.patch_size })
-  local seq_length = (o.image_size // o.patch_size) ^ 2 + 1
+  local side = o.image_size // o.patch_size
   self:register_parameter("class_token", T.empty({ 1, 1, o.hidden_dim }))
-  self.seq_length = math.tointeger(seq_length)
+  self.seq_length = side * side + 1
   self.encoder = Encoder(self.seq_length, o.num_layers, o.num_heads, o.hidden_dim, o.mlp_dim,
                          o.dropout or 0.0, o.attention_dropout or 0.0)
   self.heads = nn.Sequential { { "head", nn.Linear(o.hidden_dim, self.num_classes) } }

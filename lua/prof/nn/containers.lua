@@ -97,7 +97,9 @@ local function modules_of(v, who)
   return v
 end
 
+-- list:extend(modules) appends; called on a class, it is Module:extend (a subclass named list).
 local function extend(self, list)
+  if rawget(self, "_modules") == nil then return Module.extend(self, list) end
   for _, m in ipairs(modules_of(list, self.__name)) do append(self, m) end
   return self
 end
@@ -106,6 +108,7 @@ end
 -- nn.Sequential(a, b, ...), nn.Sequential{a, b, ...} or nn.Sequential{{"conv", a}, {"act", b}}
 -- (PyTorch's OrderedDict form: named children). forward chains the children.
 local Sequential = Module:extend("Sequential")
+Sequential.__make_index = indexer
 Sequential.__index = indexer(Sequential)
 Sequential.__len = count
 
@@ -144,6 +147,7 @@ Sequential.extend = extend
 ---------------------------------------------------------------------------------------------------
 -- nn.ModuleList(list): holds modules (registered, printed, counted) without calling them.
 local ModuleList = Module:extend("ModuleList")
+ModuleList.__make_index = indexer
 ModuleList.__index = indexer(ModuleList)
 ModuleList.__len = count
 

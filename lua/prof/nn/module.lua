@@ -4,9 +4,9 @@ local core = require "prof.core"
 local M = {}
 
 -- State shared by every module call: the session recording calls (also prof.core's recorder),
--- its module ids, the flop rules of its modules (module -> rule, applied by hooks.apply_rule) and
--- the innermost module being called (for error messages). One per Lua state.
-local hooks = { S = nil, ids = nil, rules = nil, apply_rule = nil, current = nil }
+-- its module ids and the flop rules of its modules (module -> rule, applied by hooks.apply_rule).
+-- One per Lua state.
+local hooks = { S = nil, ids = nil, rules = nil, apply_rule = nil }
 M.hooks = hooks
 
 -- Enter/exit the recorder's module frame (prof.core's recorder is hooks.S whenever it is set).
@@ -42,39 +42,51 @@ function Module.__newindex(self, key, value)
   rawset(self, key, value)
 end
 
-local function leave(prev, id, ...)
+local function leave(id, ...)
   exit(id)
-  hooks.current = prev
   return ...
 end
 
-local function leave_plain(prev, ...)
-  hooks.current = prev
+local function pass(...)
   return ...
 end
 
 -- A module counted by a flop rule: the rule sees the call's inputs and output, inside the frame.
-local function call_ruled(self, id, rule, prev, ...)
+local function call_ruled(self, id, rule, ...)
   enter(id)
   local inputs = table.pack(...)
   local out = table.pack(self:forward(...))
   hooks.apply_rule(rule, self, id, inputs, out[1])
   exit(id)
-  hooks.current = prev
   return table.unpack(out, 1, out.n)
 end
 
 -- model(x): runs forward inside the module's profiler frame when a session records this module.
+-- forward is never a tail call: this frame stays on the Lua stack while it runs, which is how
+-- M.innermost finds the module an error happened in, at no cost to calls that succeed.
 function Module.__call(self, ...)
-  local prev = hooks.current
-  hooks.current = self
   local ids = hooks.ids
   local id = ids and ids[self]
-  if id == nil then return leave_plain(prev, self:forward(...)) end
+  if id == nil then return pass(self:forward(...)) end
   local rule = hooks.rules[self]
-  if rule ~= nil then return call_ruled(self, id, rule, prev, ...) end
+  if rule ~= nil then return call_ruled(self, id, rule, ...) end
   enter(id)
-  return leave(prev, id, self:forward(...))
+  return leave(id, self:forward(...))
+end
+
+-- The innermost module whose call is on the Lua stack (from a message handler, before the stack
+-- unwinds), or nil.
+function M.innermost(level)
+  level = (level or 1) + 1
+  while true do
+    local info = debug.getinfo(level, "f")
+    if info == nil then return nil end
+    if info.func == Module.__call or info.func == call_ruled then
+      local _, self = debug.getlocal(level, 1)
+      return self
+    end
+    level = level + 1
+  end
 end
 
 function Module.__tostring(self)
@@ -89,7 +101,8 @@ function Module:extend(name)
     if type(k) == "string" and k:sub(1, 2) == "__" then cls[k] = v end
   end
   cls.__name = name
-  cls.__index = cls
+  -- a class with its own indexer (containers index children by position) passes it on
+  cls.__index = self.__make_index and self.__make_index(cls) or cls
   cls.super = self
   return setmetatable(cls, { __index = self, __call = function(c, ...) return c:new(...) end,
                              __tostring = function() return "class " .. name end })

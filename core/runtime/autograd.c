@@ -1,0 +1,273 @@
+/* autograd.c — reverse-mode autograd: backward nodes on op outputs, and the backward pass. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+int pr_needs_grad(const pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, const pr_Tensor *c) {
+  if (!rt->grad_enabled) return 0;
+  const pr_Tensor *t[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    if (t[i] != NULL && (t[i]->flags & PR_T_REQUIRES_GRAD)) return 1;
+  return 0;
+}
+
+pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, pr_BackwardFn backward, const char *name,
+                        int n, const pr_Tensor *const *inputs) {
+  pr_Node *node = calloc(1, sizeof *node);
+  if (node == NULL) {
+    pr_error(rt, "%s: out of memory recording its backward", name);
+    return NULL;
+  }
+  node->refs = 1;
+  node->backward = backward;
+  node->name = name;
+  node->module = rt->rec != NULL ? prof_module_current(rt->rec) : -1;
+  node->n_inputs = n;
+  for (int i = 0; i < n && i < PR_NODE_MAX; i++) {
+    const pr_Tensor *t = inputs[i];
+    if (t != NULL && (t->flags & PR_T_REQUIRES_GRAD)) node->inputs[i] = pr_tensor_retain((pr_Tensor *)t);
+  }
+  pr_node_release(out->grad_fn);
+  out->grad_fn = node;
+  out->flags |= PR_T_REQUIRES_GRAD;
+  return node;
+}
+
+void pr_node_save(pr_Node *n, int slot, pr_Tensor *t) {
+  if (t == NULL || slot < 0 || slot >= PR_NODE_MAX) return;
+  pr_tensor_release(n->saved[slot]);
+  if (t->grad_fn == n) {
+    /* the output itself would own its node and be owned by it: keep a view of its values only */
+    pr_Runtime scratch;
+    t = pr_tensor_view(&scratch, t, t->ndim, t->shape, t->stride, t->offset);
+    n->saved[slot] = t;
+    return;
+  }
+  n->saved[slot] = pr_tensor_retain(t);
+}
+
+/* Drops what only the backward needed; the node stays linked for error messages. */
+static void free_graph_data(pr_Node *n) {
+  for (int i = 0; i < PR_NODE_MAX; i++) {
+    pr_tensor_release(n->inputs[i]);
+    pr_tensor_release(n->saved[i]);
+    n->inputs[i] = n->saved[i] = NULL;
+  }
+  pr_tensor_release(n->grad);
+  n->grad = NULL;
+  n->backward = NULL;
+}
+
+void pr_node_release(pr_Node *n) {
+  if (n == NULL || --n->refs > 0) return;
+  free_graph_data(n);
+  free(n);
+}
+
+/* {====================== gradient accumulation ======================} */
+
+/* a + b as a new tensor (same shapes): gradients meeting at one tensor add up. */
+static pr_Tensor *add_grads(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_ADD, a, b, NULL);
+  pr_Tensor *out = pr_tensor_like(rt, a);
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && (pr_accumulate(rt, out, a) != 0 || pr_accumulate(rt, out, b) != 0)) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  return pr_op_finish(rt, &op, out);
+}
+
+/* *slot (a gradient or NULL) += g; takes g's reference. */
+static int accumulate_into(pr_Runtime *rt, pr_Tensor **slot, pr_Tensor *g) {
+  if (*slot == NULL) {
+    *slot = g;
+    return 0;
+  }
+  pr_Tensor *sum = add_grads(rt, *slot, g);
+  pr_tensor_release(g);
+  if (sum == NULL) return PR_ERR;
+  pr_tensor_release(*slot);
+  *slot = sum;
+  return 0;
+}
+
+/* {====================== topological order ======================} */
+
+typedef struct NodeList {
+  pr_Node **items;
+  size_t n, cap;
+} NodeList;
+
+static int push(NodeList *l, pr_Node *n) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    pr_Node **items = realloc(l->items, sizeof *items * cap);
+    if (items == NULL) return PR_ERR;
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->n++] = n;
+  return 0;
+}
+
+/*
+** Post-order over the graph (inputs before the ops that used them), without recursion: deep
+** models make graphs thousands of nodes deep. Marks: 1 on the stack, 2 emitted.
+*/
+static int topo_order(pr_Node *root, NodeList *order) {
+  NodeList stack = {0};
+  int rc = push(&stack, root);
+  root->visit = 1;
+  while (rc == 0 && stack.n > 0) {
+    pr_Node *n = stack.items[stack.n - 1];
+    pr_Node *next = NULL;
+    for (int i = 0; i < PR_NODE_MAX && next == NULL; i++) {
+      pr_Tensor *t = n->inputs[i];
+      if (t != NULL && t->grad_fn != NULL && t->grad_fn->visit == 0) next = t->grad_fn;
+    }
+    if (next != NULL) {
+      next->visit = 1;
+      rc = push(&stack, next);
+    } else {
+      n->visit = 2;
+      stack.n--;
+      rc = push(order, n);
+    }
+  }
+  free(stack.items);
+  return rc;
+}
+
+/* {====================== module frames during backward ======================} */
+
+/*
+** The backward of an op runs in the frames of the modules that ran its forward, so that the
+** profile has measured per-module backward work and time. Frames are opened and closed as the
+** module of consecutive nodes changes (forward ops of one module are contiguous, so are their
+** backwards in reverse).
+*/
+#define FRAMES_MAX 256   /* deeper module nesting than this is not followed */
+
+typedef struct Frames {
+  prof_ModuleId open[FRAMES_MAX];
+  int n;
+} Frames;
+
+static void move_to(prof_State *S, Frames *f, prof_ModuleId m) {
+  prof_ModuleId chain[FRAMES_MAX];
+  int depth = 0;
+  for (prof_ModuleId k = m; k >= 0 && depth < (int)(sizeof chain / sizeof chain[0]);) {
+    chain[depth++] = k;
+    prof_ModuleInfo info;
+    if (prof_module_info(S, k, &info) != PROF_OK) break;
+    k = info.parent;
+  }
+  /* chain is innermost-first; keep the common prefix of the open frames */
+  int keep = 0;
+  while (keep < f->n && keep < depth && f->open[keep] == chain[depth - 1 - keep]) keep++;
+  while (f->n > keep) prof_module_exit(S, f->open[--f->n]);
+  while (f->n < depth) {
+    prof_ModuleId k = chain[depth - 1 - f->n];
+    prof_module_enter(S, k);
+    f->open[f->n++] = k;
+  }
+}
+
+/* {====================== the backward pass ======================} */
+
+static pr_Tensor *ones_like(pr_Runtime *rt, const pr_Tensor *t) {
+  pr_Tensor *o = pr_tensor_like(rt, t);
+  if (o != NULL && o->device == PR_CPU) {
+    float *p = pr_f32(o);
+    for (int64_t i = 0, n = pr_numel(o); i < n; i++) p[i] = 1.0f;
+  }
+  return o;
+}
+
+static int same_shape(const pr_Tensor *a, const pr_Tensor *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+/* Runs one node's backward and routes the input gradients. */
+static int run_node(pr_Runtime *rt, pr_Node *n) {
+  char s1[96], s2[96];
+  pr_Tensor *gin[PR_NODE_MAX] = {NULL, NULL, NULL, NULL};
+  if (n->backward(rt, n, n->grad, gin) != 0) return PR_ERR;
+  int rc = 0;
+  for (int i = 0; i < PR_NODE_MAX; i++) {
+    pr_Tensor *t = n->inputs[i], *g = gin[i];
+    if (g == NULL) continue;
+    if (rc != 0 || t == NULL) {
+      pr_tensor_release(g);
+      continue;
+    }
+    if (!same_shape(g, t)) {
+      rc = pr_error(rt, "%s backward: gradient %s does not match input %s", n->name,
+                    pr_shape_str(g, s1, sizeof s1), pr_shape_str(t, s2, sizeof s2));
+      pr_tensor_release(g);
+      continue;
+    }
+    rc = accumulate_into(rt, t->grad_fn != NULL ? &t->grad_fn->grad : &t->grad, g);
+  }
+  return rc;
+}
+
+int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph) {
+  char s1[96], s2[96];
+  if (!(root->flags & PR_T_REQUIRES_GRAD))
+    return pr_error(rt, "backward: the tensor does not require grad and has no grad_fn");
+  pr_Tensor *g0;
+  if (g == NULL) {
+    if (pr_numel(root) != 1)
+      return pr_error(rt, "backward: grad can be implicitly created only for one-element outputs, "
+                      "got %s", pr_shape_str(root, s1, sizeof s1));
+    g0 = ones_like(rt, root);
+  } else {
+    if (!same_shape(g, root))
+      return pr_error(rt, "backward: gradient %s does not match the output %s",
+                      pr_shape_str(g, s1, sizeof s1), pr_shape_str(root, s2, sizeof s2));
+    g0 = pr_tensor_retain((pr_Tensor *)g);
+  }
+  if (g0 == NULL) return PR_ERR;
+  if (root->grad_fn == NULL) return accumulate_into(rt, &root->grad, g0);   /* a leaf */
+  if (root->grad_fn->backward == NULL) {
+    pr_tensor_release(g0);
+    return pr_error(rt, "backward: trying to go through the graph a second time (its saved "
+                    "tensors were freed; pass retain_graph the first time)");
+  }
+
+  NodeList order = {0};
+  int rc = topo_order(root->grad_fn, &order);
+  if (rc != 0) pr_error(rt, "backward: out of memory ordering the graph");
+  int32_t was_enabled = rt->grad_enabled;
+  rt->grad_enabled = 0;
+  prof_State *S = rt->rec;
+  prof_Phase was_phase = S != NULL ? prof_get_phase(S) : PROF_PHASE_FORWARD;
+  if (S != NULL) prof_set_phase(S, PROF_PHASE_BACKWARD);
+  Frames frames = {.n = 0};
+  if (rc == 0) rc = accumulate_into(rt, &root->grad_fn->grad, g0);
+  else pr_tensor_release(g0);
+  for (size_t k = order.n; k-- > 0;) {
+    pr_Node *n = order.items[k];
+    n->visit = 0;
+    if (rc != 0 || n->grad == NULL || n->backward == NULL) continue;
+    if (S != NULL && n->module >= 0) move_to(S, &frames, n->module);
+    rc = run_node(rt, n);
+    pr_tensor_release(n->grad);
+    n->grad = NULL;
+    if (!retain_graph) free_graph_data(n);
+  }
+  if (S != NULL) {
+    while (frames.n > 0) prof_module_exit(S, frames.open[--frames.n]);
+    prof_set_phase(S, was_phase);
+  }
+  rt->grad_enabled = was_enabled;
+  free(order.items);
+  return rc;
+}

@@ -1,0 +1,106 @@
+/* cpu.c — what cpu kernels share: element access, strided copies, accumulation, random numbers. */
+#include <math.h>
+#include <string.h>
+
+#include "runtime.h"
+
+float *pr_f32(const pr_Tensor *t) {
+  return (float *)t->storage->data + t->offset;
+}
+
+/* Calls fn for the element offsets of t in row-major order (any strides), without recursion. */
+#define FOR_EACH_OFFSET(t, off, body)                                                       \
+  do {                                                                                      \
+    int64_t idx_[PR_MAX_DIMS] = {0};                                                        \
+    int64_t n_ = pr_numel(t);                                                               \
+    int64_t off = 0;                                                                        \
+    for (int64_t k_ = 0; k_ < n_; k_++) {                                                   \
+      body;                                                                                 \
+      for (int d_ = (t)->ndim - 1; d_ >= 0; d_--) {                                         \
+        off += (t)->stride[d_];                                                             \
+        if (++idx_[d_] < (t)->shape[d_]) break;                                             \
+        off -= (t)->stride[d_] * (t)->shape[d_];                                            \
+        idx_[d_] = 0;                                                                       \
+      }                                                                                     \
+    }                                                                                       \
+  } while (0)
+
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
+  if (pr_is_contiguous(t) || t->device != PR_CPU) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_CPU);
+  if (c == NULL) return NULL;
+  size_t es = (size_t)prof_dtype_size(t->dtype);
+  const char *src = (const char *)t->storage->data;
+  char *dst = (char *)c->storage->data;
+  int64_t i = 0;
+  FOR_EACH_OFFSET(t, off, memcpy(dst + es * (size_t)i++, src + es * (size_t)(t->offset + off), es));
+  return c;
+}
+
+int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
+  if (dst->device != PR_CPU) return 0;
+  if (dst->dtype != PROF_F32 || src->dtype != PROF_F32)
+    return pr_error(rt, "accumulate: cpu gradients are float32, got %s", prof_dtype_name(src->dtype));
+  float *d = (float *)dst->storage->data + dst->offset;
+  const float *s = (const float *)src->storage->data + src->offset;
+  if (pr_is_contiguous(dst) && pr_is_contiguous(src)) {
+    for (int64_t i = 0, n = pr_numel(dst); i < n; i++) d[i] += s[i];
+    return 0;
+  }
+  /* walk both in the same logical order */
+  pr_Tensor *sc = pr_contiguous_data(rt, src);
+  if (sc == NULL) return PR_ERR;
+  const float *sp = pr_f32(sc);
+  int64_t i = 0;
+  FOR_EACH_OFFSET(dst, off, d[off] += sp[i++]);
+  pr_tensor_release(sc);
+  return 0;
+}
+
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) {
+  int dims[PR_MAX_DIMS], n = 0;
+  int lead = t->ndim - like->ndim;
+  for (int d = 0; d < t->ndim; d++)
+    if (d < lead || (like->shape[d - lead] == 1 && t->shape[d] != 1)) dims[n++] = d;
+  if (n == 0 && lead == 0) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *s = pr_reduce(rt, PROF_OP_SUM, t, n, dims, 1, 0);
+  if (s == NULL) return NULL;
+  pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
+  pr_tensor_release(s);
+  return v;
+}
+
+/* {====================== random numbers (xoshiro256**) ======================} */
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t next(uint64_t *s) {
+  uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return r;
+}
+
+void pr_manual_seed(pr_Runtime *rt, uint64_t seed) {
+  /* splitmix64 spreads one seed over the four words, as xoshiro's authors advise */
+  for (int i = 0; i < 4; i++) {
+    uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    rt->rng[i] = z ^ (z >> 31);
+  }
+}
+
+double pr_rand_uniform(pr_Runtime *rt) {
+  return (double)(next(rt->rng) >> 11) * 0x1.0p-53;
+}
+
+double pr_rand_normal(pr_Runtime *rt) {
+  /* Box-Muller; the second value is dropped to keep the generator's state simple */
+  double u = pr_rand_uniform(rt), v = pr_rand_uniform(rt);
+  return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * 3.14159265358979323846 * v);
+}
