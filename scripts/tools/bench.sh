@@ -1,8 +1,24 @@
 #!/bin/sh
 # bench.sh — `make bench`: the profiler's hot-path costs from C and from Lua, on this machine.
 set -e
+[ -x /usr/bin/time ] || { echo "bench.sh: /usr/bin/time is missing (Debian package: time)" >&2; exit 1; }
 cd "$(dirname "$0")/../.."
 echo "== $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 build/bin/bench_core
 lua5.4 -e 'package.path="./lua/?.lua;./lua/?/init.lua;"..package.path; package.cpath="./build/lua/?.so;"..package.cpath' \
   scripts/tools/bench_lua.lua
+
+# A whole profrun run on GPT-3 175B (meta, batch 1, seq 2048) against an empty script's run:
+# wall seconds and peak resident memory (medians of 5).
+run_stats() {
+  for i in 1 2 3 4 5; do
+    /usr/bin/time -f "%e %M" build/bin/profrun --set flops_profiler.format=summary \
+      configs/default.json "$@" 2>&1 >/dev/null | tail -n 1
+  done | sort -n | sed -n 3p
+}
+base=$(run_stats scripts/tools/empty.lua)
+gpt3=$(run_stats examples/model_profile.lua --model gpt3-175B --seq 2048)
+set -- $base $gpt3
+awk -v bw="$1" -v bm="$2" -v w="$3" -v m="$4" 'BEGIN {
+  printf "profrun GPT-3 175B (meta, seq 2048): %.2f s wall, %.1f MB peak RSS (empty script: %.2f s, %.1f MB)\n",
+    w, m / 1024, bw, bm / 1024 }'

@@ -1,0 +1,1 @@
+-- empty.lua — does nothing: the baseline run of profrun itself, for benchmarks.
