@@ -62,6 +62,7 @@ void lbind_open_state(lua_State *L);
 void lbind_open_tensor(lua_State *L);
 void lbind_open_ops(lua_State *L);
 void lbind_open_config(lua_State *L);
+void lbind_open_autograd(lua_State *L);
 void lbind_open_ops_dense(lua_State *L);
 void lbind_open_ops_conv(lua_State *L);
 void lbind_open_ops_pointwise(lua_State *L);

@@ -197,6 +197,19 @@ static int t_index(lua_State *L) {
       case 'i':
         if (strcmp(k, "is_parameter") == 0)
           return lua_pushboolean(L, (t->flags & PR_T_PARAMETER) != 0), 1;
+        if (strcmp(k, "is_leaf") == 0) return lua_pushboolean(L, t->grad_fn == NULL), 1;
+        break;
+      case 'g':
+        if (strcmp(k, "grad") == 0) {
+          if (t->grad == NULL) lua_pushnil(L);
+          else lbind_push_tensor(L, pr_tensor_retain(t->grad));
+          return 1;
+        }
+        if (strcmp(k, "grad_fn") == 0) {
+          if (t->grad_fn == NULL) lua_pushnil(L);
+          else lua_pushstring(L, t->grad_fn->name);
+          return 1;
+        }
         break;
       default:
         break;
@@ -205,6 +218,27 @@ static int t_index(lua_State *L) {
   lua_pushvalue(L, 2);
   lua_gettable(L, lua_upvalueindex(2));
   return 1;
+}
+
+/* t.grad = nil | tensor; t.requires_grad = bool (leaves only, as in PyTorch). */
+static int t_newindex(lua_State *L) {
+  pr_Tensor *t = lbind_check_tensor(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "grad") == 0) {
+    pr_Tensor *g = lbind_opt_tensor(L, 3);
+    if (g != NULL) pr_tensor_retain(g);
+    pr_tensor_release(t->grad);
+    t->grad = g;
+    return 0;
+  }
+  if (strcmp(k, "requires_grad") == 0) {
+    if (t->grad_fn != NULL)
+      return luaL_error(L, "requires_grad can only be changed on leaf tensors (use detach())");
+    if (lua_toboolean(L, 3)) t->flags |= PR_T_REQUIRES_GRAD;
+    else t->flags &= ~PR_T_REQUIRES_GRAD;
+    return 0;
+  }
+  return luaL_error(L, "tensor fields cannot be set (only grad and requires_grad), got '%s'", k);
 }
 
 /* core.tensor_methods(): the table tensor methods are looked up in; Lua adds op methods to it. */
@@ -240,6 +274,9 @@ void lbind_open_tensor(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pushcfunction(L, t_tostring);
   lua_setfield(L, -2, "__tostring");
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, t_newindex, 1);
+  lua_setfield(L, -2, "__newindex");
   lua_newtable(L);                             /* the method table */
   lua_pushvalue(L, -4);
   luaL_setfuncs(L, methods, 1);

@@ -104,3 +104,55 @@ double pr_rand_normal(pr_Runtime *rt) {
   double u = pr_rand_uniform(rt), v = pr_rand_uniform(rt);
   return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * 3.14159265358979323846 * v);
 }
+
+/* {====================== dtype conversion ======================} */
+
+static double load(const pr_Tensor *t, int64_t off) {
+  const char *p = (const char *)t->storage->data;
+  switch (t->dtype) {
+    case PROF_F32: return ((const float *)p)[off];
+    case PROF_F64: return ((const double *)p)[off];
+    case PROF_I64: return (double)((const int64_t *)p)[off];
+    case PROF_I32: return ((const int32_t *)p)[off];
+    case PROF_I8: return ((const int8_t *)p)[off];
+    default: return ((const uint8_t *)p)[off];   /* uint8, bool */
+  }
+}
+
+static void store(pr_Tensor *t, int64_t i, double v) {
+  char *p = (char *)t->storage->data;
+  switch (t->dtype) {
+    case PROF_F32: ((float *)p)[i] = (float)v; break;
+    case PROF_F64: ((double *)p)[i] = v; break;
+    case PROF_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case PROF_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case PROF_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case PROF_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    default: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  }
+}
+
+int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst) {
+  if (src->dtype == PROF_F16 || src->dtype == PROF_BF16 || dst->dtype == PROF_F16 ||
+      dst->dtype == PROF_BF16)
+    return pr_error(rt, "to: float16 and bfloat16 exist on meta only");
+  int64_t i = 0;
+  FOR_EACH_OFFSET(src, off, store(dst, i++, load(src, src->offset + off)));
+  return 0;
+}
+
+int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
+  if (dst->device != PR_CPU) return 0;
+  if (dst->dtype != src->dtype || pr_numel(dst) != pr_numel(src))
+    return pr_error(rt, "copy: %s into %s of another size or dtype", prof_dtype_name(src->dtype),
+                    prof_dtype_name(dst->dtype));
+  pr_Tensor *c = pr_contiguous_data(rt, src);
+  if (c == NULL) return PR_ERR;
+  size_t es = (size_t)prof_dtype_size(dst->dtype);
+  const char *s = (const char *)c->storage->data + es * (size_t)c->offset;
+  char *d = (char *)dst->storage->data;
+  int64_t i = 0;
+  FOR_EACH_OFFSET(dst, off, memcpy(d + es * (size_t)(dst->offset + off), s + es * (size_t)i++, es));
+  pr_tensor_release(c);
+  return 0;
+}

@@ -3,17 +3,86 @@
 
 #include "runtime.h"
 
-/* Views cost nothing; they are still recorded so the activity view can show them. */
-static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_VIEW, x, NULL, NULL);
-  return pr_op_finish(rt, &op, v);
+/* {====================== gradients of views and copies ======================} */
+
+/* How a view's gradient goes back to its input: the kinds of shape change. */
+enum { VK_RESHAPE, VK_PERMUTE, VK_EXPAND, VK_SELECT, VK_NARROW, VK_CAST };
+
+/* A zero tensor shaped like x with g written into the part of it a select/narrow took. */
+static pr_Tensor *scatter_back(pr_Runtime *rt, const pr_Tensor *x, const pr_Node *n,
+                               const pr_Tensor *g) {
+  pr_Tensor *gx = pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device);
+  if (gx == NULL) return NULL;
+  int dim = (int)n->args.i[1];
+  pr_Tensor *part = n->args.i[0] == VK_SELECT ? pr_select(rt, gx, dim, n->args.i[2])
+                                              : pr_narrow(rt, gx, dim, n->args.i[2], g->shape[dim]);
+  if (part == NULL || pr_cpu_copy_into(rt, part, g) != 0) {
+    pr_tensor_release(part);
+    pr_tensor_release(gx);
+    return NULL;
+  }
+  pr_tensor_release(part);
+  return gx;
 }
 
-static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+static int view_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0];
+  int inv[PR_MAX_DIMS];
+  switch (n->args.i[0]) {
+    case VK_RESHAPE:
+      gin[0] = pr_reshape(rt, g, x->ndim, x->shape, 0);
+      break;
+    case VK_PERMUTE:
+      for (int i = 0; i < x->ndim; i++) inv[n->args.i[1 + i]] = i;
+      gin[0] = pr_permute(rt, g, x->ndim, inv);
+      break;
+    case VK_EXPAND:
+      gin[0] = pr_sum_to(rt, g, x);
+      break;
+    case VK_SELECT:
+    case VK_NARROW:
+      gin[0] = scatter_back(rt, x, n, g);
+      break;
+    case VK_CAST:
+      gin[0] = pr_to(rt, g, x->dtype, x->device);
+      break;
+  }
+  return gin[0] != NULL ? 0 : PR_ERR;
+}
+
+/*
+** Records a view or copy of x and, when x needs a gradient, attaches its backward. The node keeps
+** a shape-only description of x (a view sharing nothing the backward would read).
+*/
+static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, prof_OpKind kind,
+                               int vk, const int64_t *args, int nargs) {
   prof_Op op;
-  pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
-  return pr_op_finish(rt, &op, c);
+  pr_op_begin(&op, kind, x, NULL, NULL);
+  out = pr_op_finish(rt, &op, out);
+  if (out == NULL || !pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *n = pr_node_attach(rt, out, view_backward, "view", 1, &x);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  pr_node_save(n, 0, (pr_Tensor *)x);
+  n->args.i[0] = vk;
+  for (int i = 0; i < nargs && i < 15; i++) n->args.i[1 + i] = args[i];
+  return out;
+}
+
+/* Views cost nothing; they are still recorded so the activity view can show them. */
+static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
+  return shape_result(rt, x, v, PROF_OP_VIEW, VK_RESHAPE, NULL, 0);
+}
+
+/* A copy in the same element order (contiguous, reshape of a strided tensor), values included. */
+static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+  if (c != NULL && c->device == PR_CPU && x->dtype == c->dtype && pr_cpu_cast(rt, x, c) != 0) {
+    pr_tensor_release(c);
+    return NULL;
+  }
+  return shape_result(rt, x, c, PROF_OP_COPY, VK_RESHAPE, NULL, 0);
 }
 
 pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
@@ -116,7 +185,7 @@ pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *d
   char sx[96];
   if (ndim != x->ndim)
     return pr_fail(rt, "permute: %d dims given for input %s", ndim, pr_shape_str(x, sx, sizeof sx));
-  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
+  int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS], perm[PR_MAX_DIMS];
   int seen[PR_MAX_DIMS] = {0};
   for (int i = 0; i < ndim; i++) {
     int d = pr_dim(dims[i], x->ndim);
@@ -125,8 +194,10 @@ pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *d
     seen[d] = 1;
     shape[i] = x->shape[d];
     stride[i] = x->stride[d];
+    perm[i] = d;
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
+                      VK_PERMUTE, perm, ndim);
 }
 
 pr_Tensor *pr_transpose(pr_Runtime *rt, const pr_Tensor *x, int d0, int d1) {
@@ -195,7 +266,8 @@ pr_Tensor *pr_expand(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t
     shape[i] = want;
     stride[i] = (j >= 0 && have == want) ? x->stride[j] : 0;
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
+                      VK_EXPAND, NULL, 0);
 }
 
 pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index) {
@@ -214,7 +286,9 @@ pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index)
     shape[n] = x->shape[k];
     stride[n++] = x->stride[k];
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset + i * x->stride[d]));
+  int64_t args[2] = {d, i};
+  return shape_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset + i * x->stride[d]),
+                      PROF_OP_VIEW, VK_SELECT, args, 2);
 }
 
 pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start, int64_t len) {
@@ -229,7 +303,9 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
   int64_t shape[PR_MAX_DIMS];
   memcpy(shape, x->shape, sizeof shape);
   shape[d] = len;
-  return view_result(rt, x, pr_tensor_view(rt, x, x->ndim, shape, x->stride, x->offset + s * x->stride[d]));
+  int64_t args[2] = {d, s};
+  return shape_result(rt, x, pr_tensor_view(rt, x, x->ndim, shape, x->stride, x->offset + s * x->stride[d]),
+                      PROF_OP_VIEW, VK_NARROW, args, 2);
 }
 
 pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
@@ -272,7 +348,14 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
   if (device != x->device && (device == PR_META || x->device == PR_META))
     return pr_fail(rt, "to: cannot move a tensor between %s and %s (meta tensors have no values)",
                    pr_device_name(x->device), pr_device_name(device));
-  return copy_result(rt, x, pr_tensor_new(rt, x->ndim, x->shape, dtype, device));
+  if (device == PR_CUDA || x->device == PR_CUDA)
+    return pr_fail(rt, "to: device 'cuda' is not available in this build");
+  pr_Tensor *out = pr_tensor_new(rt, x->ndim, x->shape, dtype, device);
+  if (out != NULL && out->device == PR_CPU && pr_cpu_cast(rt, x, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  return shape_result(rt, x, out, PROF_OP_COPY, VK_CAST, NULL, 0);
 }
 
 /* {====================== chunk, split, stack ======================} */

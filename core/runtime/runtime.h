@@ -216,6 +216,17 @@ int pr_cpu_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor 
 int pr_cpu_batched_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out,
                       float alpha, float beta);
 
+/* out = a op b elementwise with broadcasting (b NULL: scalar s, scalar_first: s op a); out is
+   contiguous of the broadcast shape, float32 or int64 (operands already of out's dtype). */
+int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr_Tensor *b,
+                  double s, int scalar_first, pr_Tensor *out);
+
+/* dst (a view of any strides) = src's values in logical order (same dtype and numel). */
+int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+
+/* dst (contiguous, same numel) = src converted to dst's dtype. */
+int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst);
+
 /* Uniform doubles in [0, 1) and standard normals from the runtime's generator. */
 double pr_rand_uniform(pr_Runtime *rt);
 double pr_rand_normal(pr_Runtime *rt);

@@ -54,7 +54,8 @@ end
 -- Adds a rule's counts for one call of module id (called by nn.Module inside the call's frame).
 local function apply_rule(rule, m, id, inputs, output)
   local S = hooks.S
-  local macs, flops, br, bw = rules.apply(rule, m, S:path(id), inputs, output)
+  local macs, flops, br, bw = rules.apply(rule, m, S:path(id), inputs, output,
+    { conventions = S:conventions() })
   S:add_counts(id, macs, flops, br, bw)
 end
 
@@ -161,6 +162,18 @@ function FlopsProfiler:profile(extra)
       fold = r.type == "ModuleList",
     }
     if parent then table.insert(modules[parent].children, i) end
+  end
+  -- exact conventions: an ignored subtree leaves the totals, its parameters included
+  if exact then
+    for _, m in ipairs(modules) do
+      if m.hidden and m.parent and not modules[m.parent].hidden then
+        local a = modules[m.parent]
+        while a do
+          a.params = a.params - m.params
+          a = a.parent and modules[a.parent]
+        end
+      end
+    end
   end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
   local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1

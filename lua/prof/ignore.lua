@@ -48,8 +48,13 @@ function M.matcher(list, model)
     elseif e:match("%.lua$") then
       for _, sub in ipairs(script_entries(e, model, i)) do add(sub, i) end
     elseif e:sub(1, 1) == "^" then
-      if not pcall(string.find, "", e) then
-        error(string.format("ignore_modules[%d]: invalid Lua pattern '%s'", i, e), 0)
+      -- Lua checks a pattern only as far as a match reads it: try it on every path it will see
+      for _, pair in ipairs(model and model:named_modules() or { { "" } }) do
+        local ok, err = pcall(string.find, pair[1], e)
+        if not ok then
+          error(string.format("ignore_modules[%d]: invalid Lua pattern '%s': %s", i, e,
+            tostring(err):gsub("^.-:%d+: ", "")), 0)
+        end
       end
       patterns[#patterns + 1] = e
     elseif e:sub(-2) == ".*" then

@@ -4,7 +4,8 @@
 --   return { FusedScaleMaskSoftmax = function(module, inputs, output)
 --              return { macs = 0, flops = 5 * inputs[1]:numel(), bytes = ... } end }
 -- A rule runs after each call of a module of its type; its counts replace those of the ops the
--- module ran (children included), so nothing is counted twice.
+-- module ran (children included), so nothing is counted twice. A fourth argument, ctx, says
+-- under which conventions the run counts ({conventions = "exact" | "deepspeed"}).
 local paths = require "prof.paths"
 
 local M = {}
@@ -44,7 +45,8 @@ function M.load(list)
           path, tostring(typename)), 0)
       end
       local info = debug.getinfo(fn, "S")
-      rules[typename] = { fn = fn, where = info.short_src .. ":" .. info.linedefined }
+      local src = info.source:sub(1, 1) == "@" and info.source:sub(2) or info.short_src
+      rules[typename] = { fn = fn, where = src .. ":" .. info.linedefined }
     end
   end
   return rules
@@ -59,14 +61,14 @@ local function count(v, key, fail)
 end
 
 -- Runs rule for one call; returns macs, flops, bytes_read, bytes_written. Errors name the rule's
--- file:line and the module.
-function M.apply(rule, module, path, inputs, output)
+-- file:line and the module. ctx tells the rule the run's facts ({conventions = "exact"}).
+function M.apply(rule, module, path, inputs, output, ctx)
   local function fail(what)
     local where = path == "" and "in module " .. module.__name .. " (the model)"
       or string.format("in module '%s' (%s)", path, module.__name)
     error(string.format("%s: flop rule %s %s", where, rule.where, what), 0)
   end
-  local ok, r = pcall(rule.fn, module, inputs, output)
+  local ok, r = pcall(rule.fn, module, inputs, output, ctx)
   if not ok then fail("failed: " .. tostring(r)) end
   if type(r) ~= "table" then
     fail(string.format("returned %s (expected a table {macs=, flops=, bytes=})", type(r)))
