@@ -47,6 +47,12 @@ void pr_node_save(pr_Node *n, int slot, pr_Tensor *t) {
   n->saved[slot] = pr_tensor_retain(t);
 }
 
+void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t) {
+  if (t == NULL || slot < 0 || slot >= PR_NODE_MAX) return;
+  pr_tensor_release(n->saved[slot]);
+  n->saved[slot] = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_META);
+}
+
 /* Drops what only the backward needed; the node stays linked for error messages. */
 static void free_graph_data(pr_Node *n) {
   for (int i = 0; i < PR_NODE_MAX; i++) {

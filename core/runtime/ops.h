@@ -107,7 +107,7 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
 /* p in [0, 1]; without training (or p = 0) the result is a view of x, as PyTorch returns x */
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training);
 
-/* {====================== reductions and losses (ops_reduce.c) ======================} */
+/* {====================== reductions (ops_reduce.c) and losses (ops_loss.c) ======================} */
 
 /*
 ** kind: PROF_OP_SUM, _MEAN, _AMAX or _VAR over ndims dims (ndims <= 0: every dim, as PyTorch

@@ -1,5 +1,71 @@
 /* ops_dense.c — linear and the matmul family: shapes, checks and records. */
+#include <string.h>
+
 #include "runtime.h"
+
+/* x viewed as rows [prod(leading), in] (no copy when its layout allows). */
+static pr_Tensor *rows_of(pr_Runtime *rt, const pr_Tensor *x) {
+  int64_t shape[2] = {-1, x->shape[x->ndim - 1]};
+  return pr_reshape(rt, x, 2, shape, 0);
+}
+
+/* y = x W^T + b through sgemm: the bias is copied into every row first, then accumulated onto. */
+static int linear_cpu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                      pr_Tensor *out) {
+  if (x->dtype != PROF_F32) return pr_error(rt, "linear: cpu kernels compute float32");
+  pr_Runtime quiet = *rt;     /* internal reshapes are not the model's ops: not recorded */
+  quiet.rec = NULL;
+  quiet.grad_enabled = 0;
+  pr_Tensor *x2 = rows_of(&quiet, x);
+  int64_t oshape[2] = {-1, out->shape[out->ndim - 1]};
+  pr_Tensor *y2 = x2 ? pr_reshape(&quiet, out, 2, oshape, 1) : NULL;
+  pr_Tensor wt = *w;          /* W^T as a transposed view, read by sgemm as Trans */
+  wt.shape[0] = w->shape[1];
+  wt.shape[1] = w->shape[0];
+  wt.stride[0] = w->stride[1];
+  wt.stride[1] = w->stride[0];
+  int rc = PR_ERR;
+  if (y2 != NULL) {
+    float beta = 0.0f;
+    if (b != NULL) {
+      pr_Tensor *bc = pr_contiguous_data(&quiet, b);
+      if (bc == NULL) goto end;
+      float *yp = pr_f32(y2);
+      const float *bp = pr_f32(bc);
+      for (int64_t r = 0, n = y2->shape[0], m = y2->shape[1]; r < n; r++)
+        memcpy(yp + r * m, bp, sizeof(float) * (size_t)m);
+      pr_tensor_release(bc);
+      beta = 1.0f;
+    }
+    rc = pr_cpu_mm(rt, x2, &wt, y2, 1.0f, beta);
+  }
+end:
+  if (rc != 0 && x2 == NULL) pr_error(rt, "%s", quiet.err);
+  pr_tensor_release(x2);
+  pr_tensor_release(y2);
+  return rc;
+}
+
+/* dx = g W, dW = g^T x (over all rows), db = g summed over rows: real work, recorded as ops. */
+static int linear_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0], *w = n->saved[1];
+  if (n->inputs[0] != NULL && (gin[0] = pr_matmul(rt, g, w)) == NULL) return PR_ERR;
+  if (n->inputs[1] != NULL || n->inputs[2] != NULL) {
+    pr_Tensor *g2 = rows_of(rt, g), *gt = g2 ? pr_transpose(rt, g2, 0, 1) : NULL;
+    pr_Tensor *x2 = gt ? rows_of(rt, x) : NULL;
+    if (n->inputs[1] != NULL && x2 != NULL) gin[1] = pr_mm(rt, gt, x2);
+    if (n->inputs[2] != NULL && g2 != NULL) {
+      int d0 = 0;
+      gin[2] = pr_reduce(rt, PROF_OP_SUM, g2, 1, &d0, 0, 0);
+    }
+    pr_tensor_release(g2);
+    pr_tensor_release(gt);
+    pr_tensor_release(x2);
+    if ((n->inputs[1] != NULL && gin[1] == NULL) || (n->inputs[2] != NULL && gin[2] == NULL))
+      return PR_ERR;
+  }
+  return 0;
+}
 
 pr_Tensor *pr_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b) {
   char sx[96], sw[96], sb[96];
@@ -17,5 +83,21 @@ pr_Tensor *pr_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, con
   prof_Op op;
   pr_op_begin(&op, PROF_OP_LINEAR, x, w, b);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && linear_cpu(rt, x, w, b, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (pr_needs_grad(rt, x, w, b)) {
+    const pr_Tensor *in[3] = {x, w, b};
+    pr_Node *n = pr_node_attach(rt, out, linear_backward, "linear", 3, in);
+    if (n == NULL) {
+      pr_tensor_release(out);
+      return NULL;
+    }
+    pr_node_save(n, 0, (pr_Tensor *)x);
+    pr_node_save(n, 1, (pr_Tensor *)w);
+  }
+  return out;
 }

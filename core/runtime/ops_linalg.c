@@ -4,10 +4,8 @@
 
 #include "runtime.h"
 
-/*
-** Values: these ops only produce correctly shaped outputs (zero-filled on cpu); the cpu kernels
-** that compute them come later.
-*/
+/* Values: the matrix products compute on the cpu through sgemm; einsum only shapes (its cpu
+   kernel comes later). */
 
 /* Same device and dtype for all, and a float dtype. */
 static int check_operands(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
@@ -22,6 +20,153 @@ static pr_Tensor *cannot_multiply(pr_Runtime *rt, const char *op, const pr_Tenso
   return pr_fail(rt, "%s: shapes %s and %s cannot be multiplied (%lld != %lld)", op,
                  pr_shape_str(a, sa, sizeof sa), pr_shape_str(b, sb, sizeof sb), (long long)ka,
                  (long long)kb);
+}
+
+/* {====================== gradients ======================} */
+
+/* x with its last two dims swapped (a view). */
+static pr_Tensor *mT(pr_Runtime *rt, const pr_Tensor *x) {
+  return pr_transpose(rt, x, -2, -1);
+}
+
+/*
+** matmul's gradients through the 2-D-or-more form: 1-D operands are promoted (a to [1, k], b to
+** [k, 1]), the product's gradient reshaped to match, then ga = g b^T and gb = a^T g, summed over
+** broadcast batch dims and reshaped back to the operands.
+*/
+static int matmul_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *a = n->saved[0], *b = n->saved[1];
+  pr_Tensor *a2 = a->ndim == 1 ? pr_unsqueeze(rt, a, 0) : pr_tensor_retain((pr_Tensor *)a);
+  pr_Tensor *b2 = b->ndim == 1 ? pr_unsqueeze(rt, b, 1) : pr_tensor_retain((pr_Tensor *)b);
+  pr_Tensor *g2 = NULL;
+  int rc = PR_ERR;
+  if (a2 == NULL || b2 == NULL) goto end;
+  {
+    /* the promoted product's shape: broadcast batch, then [m, p] */
+    int64_t shape[PR_MAX_DIMS + 2];
+    int nb;
+    if (pr_broadcast_shapes(rt, "matmul", a2->ndim - 2, a2->shape, b2->ndim - 2, b2->shape, &nb,
+                            shape) != 0)
+      goto end;
+    shape[nb] = a2->shape[a2->ndim - 2];
+    shape[nb + 1] = b2->shape[b2->ndim - 1];
+    g2 = pr_reshape(rt, g, nb + 2, shape, 0);
+    if (g2 == NULL) goto end;
+  }
+  for (int i = 0; i < 2; i++) {
+    if (n->inputs[i] == NULL) continue;
+    pr_Tensor *t = i == 0 ? mT(rt, b2) : mT(rt, a2);
+    pr_Tensor *p = t == NULL ? NULL : i == 0 ? pr_matmul(rt, g2, t) : pr_matmul(rt, t, g2);
+    pr_Tensor *s = p ? pr_sum_to(rt, p, i == 0 ? a2 : b2) : NULL;
+    const pr_Tensor *orig = i == 0 ? a : b;
+    gin[i] = s ? pr_reshape(rt, s, orig->ndim, orig->shape, 0) : NULL;
+    pr_tensor_release(t);
+    pr_tensor_release(p);
+    pr_tensor_release(s);
+    if (gin[i] == NULL) goto end;
+  }
+  rc = 0;
+end:
+  pr_tensor_release(a2);
+  pr_tensor_release(b2);
+  pr_tensor_release(g2);
+  return rc;
+}
+
+/* out = beta c + alpha (a b): the added term's gradient is beta g reduced to c's shape. */
+static int addmm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  double beta = n->args.f[0], alpha = n->args.f[1];
+  const pr_Tensor *c = n->saved[0], *a = n->saved[1], *b = n->saved[2];
+  if (n->inputs[0] != NULL) {
+    pr_Tensor *t = beta == 1 ? pr_tensor_retain((pr_Tensor *)g)
+                             : pr_binary(rt, PROF_OP_MUL, g, NULL, beta, 0, 0);
+    gin[0] = t ? pr_sum_to(rt, t, c) : NULL;
+    pr_tensor_release(t);
+    if (gin[0] == NULL) return PR_ERR;
+  }
+  pr_Tensor *ga = alpha == 1 ? pr_tensor_retain((pr_Tensor *)g)
+                             : pr_binary(rt, PROF_OP_MUL, g, NULL, alpha, 0, 0);
+  if (ga == NULL) return PR_ERR;
+  for (int i = 1; i < 3; i++) {
+    if (n->inputs[i] == NULL) continue;
+    pr_Tensor *t = mT(rt, i == 1 ? b : a);
+    gin[i] = t == NULL ? NULL : i == 1 ? pr_matmul(rt, ga, t) : pr_matmul(rt, t, ga);
+    pr_tensor_release(t);
+    if (gin[i] == NULL) {
+      pr_tensor_release(ga);
+      return PR_ERR;
+    }
+  }
+  pr_tensor_release(ga);
+  return 0;
+}
+
+/* Computes a product op's values (cpu) and attaches its gradient; out is the shaped result. */
+static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *c,
+                                 const pr_Tensor *a, const pr_Tensor *b, double beta, double alpha,
+                                 pr_Tensor *out) {
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU) {
+    if (out->dtype != PROF_F32) {
+      pr_tensor_release(out);
+      return pr_fail(rt, "%s: cpu kernels compute float32", prof_op_kind_name(kind));
+    }
+    /* 1-D operands of matmul are promoted by views that never reach the profile */
+    pr_Runtime quiet = *rt;
+    quiet.rec = NULL;
+    quiet.grad_enabled = 0;
+    pr_Tensor *a2 = a->ndim == 1 ? pr_unsqueeze(&quiet, a, 0) : pr_tensor_retain((pr_Tensor *)a);
+    pr_Tensor *b2 = b->ndim == 1 ? pr_unsqueeze(&quiet, b, 1) : pr_tensor_retain((pr_Tensor *)b);
+    pr_Tensor *o2 = NULL;
+    int rc = PR_ERR;
+    if (a2 != NULL && b2 != NULL) {
+      int64_t shape[PR_MAX_DIMS + 2];
+      int nb;
+      pr_broadcast_shapes(&quiet, "matmul", a2->ndim - 2, a2->shape, b2->ndim - 2, b2->shape, &nb,
+                          shape);
+      shape[nb] = a2->shape[a2->ndim - 2];
+      shape[nb + 1] = b2->shape[b2->ndim - 1];
+      o2 = pr_reshape(&quiet, out, nb + 2, shape, 1);
+      float fbeta = 0.0f;
+      if (o2 != NULL && c != NULL) {
+        /* the added term, broadcast into out, then accumulated onto by sgemm */
+        pr_Tensor *ce = pr_expand(&quiet, c, o2->ndim, o2->shape);
+        rc = ce ? pr_cpu_copy_into(&quiet, o2, ce) : PR_ERR;
+        pr_tensor_release(ce);
+        fbeta = (float)beta;
+        if (rc != 0) goto done;
+      }
+      rc = o2 ? pr_cpu_batched_mm(rt, a2, b2, o2, (float)alpha, fbeta) : PR_ERR;
+    }
+  done:
+    pr_tensor_release(a2);
+    pr_tensor_release(b2);
+    pr_tensor_release(o2);
+    if (rc != 0) {
+      if (quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
+      pr_tensor_release(out);
+      return NULL;
+    }
+  }
+  if (!pr_needs_grad(rt, c, a, b)) return out;
+  const pr_Tensor *in[3] = {c, a, b};
+  pr_Node *n = c != NULL ? pr_node_attach(rt, out, addmm_backward, prof_op_kind_name(kind), 3, in)
+                         : pr_node_attach(rt, out, matmul_backward, prof_op_kind_name(kind), 2, in + 1);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (c != NULL) {
+    n->args.f[0] = beta;
+    n->args.f[1] = alpha;
+    pr_node_save_shape(rt, n, 0, c);
+    pr_node_save(n, 1, (pr_Tensor *)a);
+    pr_node_save(n, 2, (pr_Tensor *)b);
+  } else {
+    pr_node_save(n, 0, (pr_Tensor *)a);
+    pr_node_save(n, 1, (pr_Tensor *)b);
+  }
+  return out;
 }
 
 /* {====================== matmul, mm, bmm ======================} */
@@ -47,7 +192,8 @@ pr_Tensor *pr_matmul(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   if (b->ndim >= 2) shape[n++] = b->shape[b->ndim - 1];
   prof_Op op;
   pr_op_begin(&op, PROF_OP_MATMUL, a, b, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, a->dtype, a->device));
+  return product_result(rt, PROF_OP_MATMUL, NULL, a, b, 0, 1,
+                        pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, a->dtype, a->device)));
 }
 
 pr_Tensor *pr_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
@@ -60,7 +206,8 @@ pr_Tensor *pr_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   int64_t shape[2] = {a->shape[0], b->shape[1]};
   prof_Op op;
   pr_op_begin(&op, PROF_OP_MM, a, b, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device));
+  return product_result(rt, PROF_OP_MM, NULL, a, b, 0, 1,
+                        pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device)));
 }
 
 /* The checks bmm and baddbmm share; fills the product's shape [B, n, p]. */
@@ -90,7 +237,8 @@ pr_Tensor *pr_bmm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   if (check_batched(rt, "bmm", a, b, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_BMM, a, b, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device));
+  return product_result(rt, PROF_OP_BMM, NULL, a, b, 0, 1,
+                        pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device)));
 }
 
 /* {====================== addmm, baddbmm ======================} */
@@ -112,7 +260,6 @@ static int check_added(pr_Runtime *rt, const char *name, const pr_Tensor *c, int
 pr_Tensor *pr_addmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a, const pr_Tensor *b,
                     double beta, double alpha) {
   char sa[96], sb[96];
-  (void)beta, (void)alpha;     /* only the cpu kernels read them */
   if (check_operands(rt, "addmm", a, b, c) != 0) return NULL;
   if (a->ndim != 2 || b->ndim != 2)
     return pr_fail(rt, "addmm: expected 2-D matrices, got %s and %s",
@@ -123,19 +270,20 @@ pr_Tensor *pr_addmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a, cons
   if (check_added(rt, "addmm", c, 2, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_ADDMM, c, a, b);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device));
+  return product_result(rt, PROF_OP_ADDMM, c, a, b, beta, alpha,
+                        pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device)));
 }
 
 pr_Tensor *pr_baddbmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a,
                       const pr_Tensor *b, double beta, double alpha) {
   int64_t shape[3];
-  (void)beta, (void)alpha;
   if (check_operands(rt, "baddbmm", a, b, c) != 0) return NULL;
   if (check_batched(rt, "baddbmm", a, b, shape) != 0) return NULL;
   if (check_added(rt, "baddbmm", c, 3, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_BADDBMM, c, a, b);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device));
+  return product_result(rt, PROF_OP_BADDBMM, c, a, b, beta, alpha,
+                        pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device)));
 }
 
 /* {====================== einsum ======================} */

@@ -1,18 +1,154 @@
-/* ops_reduce.c — sum, mean, amax, var and the losses (cross_entropy, nll_loss, mse_loss). */
+/* ops_reduce.c — sum, mean, amax and var over any dims: shapes, cpu kernels and gradients. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime.h"
 
-/*
-** Values: these ops only produce correctly shaped outputs (zero-filled on cpu); the cpu kernels
-** that compute them come later.
-*/
+/* {====================== cpu kernels ======================} */
 
-/* {====================== reductions ======================} */
+/*
+** Walks x in row-major order keeping, for each element, the offset of its output cell (ostride:
+** out's contiguous strides aligned to x's dims, 0 on reduced dims). fn sees (x value, cell).
+*/
+#define FOR_EACH_CELL(x, ostride, xv, cell, body)                                          \
+  do {                                                                                     \
+    int64_t idx_[PR_MAX_DIMS] = {0}, xo_ = (x)->offset, cell = 0;                          \
+    const float *xp_ = (const float *)(x)->storage->data;                                  \
+    for (int64_t k_ = 0, n_ = pr_numel(x); k_ < n_; k_++) {                                \
+      float xv = xp_[xo_];                                                                 \
+      body;                                                                                \
+      for (int d_ = (x)->ndim - 1; d_ >= 0; d_--) {                                        \
+        xo_ += (x)->stride[d_];                                                            \
+        cell += (ostride)[d_];                                                             \
+        if (++idx_[d_] < (x)->shape[d_]) break;                                            \
+        xo_ -= (x)->stride[d_] * (x)->shape[d_];                                           \
+        cell -= (ostride)[d_] * (x)->shape[d_];                                            \
+        idx_[d_] = 0;                                                                      \
+      }                                                                                    \
+    }                                                                                      \
+  } while (0)
+
+/* Output strides aligned to x's dims: contiguous over the kept dims, 0 over reduced ones. */
+static int64_t cell_strides(const pr_Tensor *x, const int *reduced, int64_t *ostride) {
+  int64_t s = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    ostride[d] = reduced[d] ? 0 : s;
+    if (!reduced[d]) s *= x->shape[d];
+  }
+  int64_t count = 1;
+  for (int d = 0; d < x->ndim; d++)
+    if (reduced[d]) count *= x->shape[d];
+  return count;
+}
+
+/* Sums in double: float32 sums of millions of terms lose digits PyTorch's pairwise sums keep. */
+static int reduce_cpu(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const int *reduced,
+                      double correction, pr_Tensor *out) {
+  if (x->dtype != PROF_F32 || out->dtype != PROF_F32)
+    return pr_error(rt, "%s: cpu kernels reduce float32, got %s", prof_op_kind_name(kind),
+                    prof_dtype_name(x->dtype));
+  int64_t ostride[PR_MAX_DIMS];
+  int64_t count = cell_strides(x, reduced, ostride), cells = pr_numel(out);
+  double *acc = calloc((size_t)(cells > 0 ? cells : 1), sizeof *acc);
+  if (acc == NULL) return pr_error(rt, "%s: out of memory", prof_op_kind_name(kind));
+  float *o = pr_f32(out);
+  if (kind == PROF_OP_AMAX) {
+    for (int64_t c = 0; c < cells; c++) acc[c] = -INFINITY;
+    FOR_EACH_CELL(x, ostride, v, cell, if (v > acc[cell] || v != v) acc[cell] = v);
+  } else {
+    FOR_EACH_CELL(x, ostride, v, cell, acc[cell] += v);
+    if (kind != PROF_OP_SUM)
+      for (int64_t c = 0; c < cells; c++) acc[c] /= (double)count;
+    if (kind == PROF_OP_VAR) {
+      /* two passes: squares of deviations from the mean, for accuracy */
+      double *sq = calloc((size_t)(cells > 0 ? cells : 1), sizeof *sq);
+      if (sq == NULL) {
+        free(acc);
+        return pr_error(rt, "var: out of memory");
+      }
+      FOR_EACH_CELL(x, ostride, v, cell, sq[cell] += (v - acc[cell]) * (v - acc[cell]));
+      double dof = (double)count - correction;
+      for (int64_t c = 0; c < cells; c++) acc[c] = dof > 0 ? sq[c] / dof : NAN;
+      free(sq);
+    }
+  }
+  for (int64_t c = 0; c < cells; c++) o[c] = (float)acc[c];
+  free(acc);
+  return 0;
+}
+
+/* {====================== gradients ======================} */
+
+/* g shaped like x with the reduced dims as 1s (keepdim), then expanded to x's shape, copied. */
+static pr_Tensor *spread(pr_Runtime *rt, const pr_Tensor *g, const pr_Tensor *x, const int *reduced) {
+  int64_t kshape[PR_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) kshape[d] = reduced[d] ? 1 : x->shape[d];
+  pr_Tensor *k = pr_reshape(rt, g, x->ndim, kshape, 0);
+  pr_Tensor *e = k ? pr_expand(rt, k, x->ndim, x->shape) : NULL;
+  pr_Tensor *c = e ? pr_contiguous(rt, e) : NULL;
+  pr_tensor_release(k);
+  pr_tensor_release(e);
+  return c;
+}
+
+static int reduce_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0];
+  prof_OpKind kind = (prof_OpKind)n->args.i[0];
+  int reduced[PR_MAX_DIMS];
+  int64_t count = 1;
+  for (int d = 0; d < x->ndim; d++) {
+    reduced[d] = (int)n->args.i[1 + d];
+    if (reduced[d]) count *= x->shape[d];
+  }
+  pr_Tensor *e = spread(rt, g, x, reduced);
+  if (e == NULL) return PR_ERR;
+  if (kind == PROF_OP_SUM) {
+    gin[0] = e;
+    return 0;
+  }
+  if (kind == PROF_OP_MEAN) {
+    gin[0] = pr_binary(rt, PROF_OP_DIV, e, NULL, (double)count, 0, 0);
+    pr_tensor_release(e);
+    return gin[0] ? 0 : PR_ERR;
+  }
+  if (x->device != PR_CPU) {     /* meta: the shapes are what matter */
+    gin[0] = e;
+    return 0;
+  }
+  /* amax: the gradient goes to the maxima, shared evenly when tied; var: 2 (x - mean) / dof */
+  pr_Tensor *stat = n->saved[1];   /* the output (amax) or the mean (var), keepdim-shaped */
+  int64_t ostride[PR_MAX_DIMS];
+  cell_strides(x, reduced, ostride);
+  pr_Tensor *xc = pr_contiguous_data(rt, x);
+  if (xc == NULL) {
+    pr_tensor_release(e);
+    return PR_ERR;
+  }
+  const float *sv = pr_f32(stat);
+  float *ge = pr_f32(e);
+  int64_t cells = pr_numel(stat);
+  if (kind == PROF_OP_AMAX) {
+    double *ties = calloc((size_t)(cells > 0 ? cells : 1), sizeof *ties);
+    FOR_EACH_CELL(xc, ostride, v, cell, if (ties && v == sv[cell]) ties[cell] += 1);
+    int64_t i = 0;
+    FOR_EACH_CELL(xc, ostride, v, cell,
+                  { ge[i] = (ties && v == sv[cell]) ? (float)(ge[i] / ties[cell]) : 0.0f; i++; });
+    free(ties);
+  } else {
+    double dof = (double)count - n->args.f[0];
+    int64_t i = 0;
+    FOR_EACH_CELL(xc, ostride, v, cell, { ge[i] = (float)(ge[i] * 2.0 * (v - sv[cell]) / dof); i++; });
+  }
+  pr_tensor_release(xc);
+  gin[0] = e;
+  return 0;
+}
 
 pr_Tensor *pr_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int ndims,
                      const int *dims, int keepdim, double correction) {
   char sx[96];
   const char *name = prof_op_kind_name(kind);
-  (void)correction;            /* only the cpu kernels read it */
   int reduced[PR_MAX_DIMS] = {0};
   if (ndims <= 0) {
     for (int i = 0; i < x->ndim; i++) reduced[i] = 1;
@@ -44,108 +180,32 @@ pr_Tensor *pr_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int n
   }
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, dtype, x->device));
-}
-
-/* {====================== losses ======================} */
-
-/* The result of a loss: unreduced (shape of the elements) or a 0-d tensor. */
-static pr_Tensor *loss_result(pr_Runtime *rt, prof_Op *op, int reduction, int ndim,
-                              const int64_t *shape, const pr_Tensor *x) {
-  if (reduction < PROF_REDUCE_MEAN || reduction > PROF_REDUCE_NONE)
-    return pr_fail(rt, "%s: unknown reduction %d", prof_op_kind_name(op->kind), reduction);
-  op->mode = reduction;
-  int n = reduction == PROF_REDUCE_NONE ? ndim : 0;
-  return pr_op_finish(rt, op, pr_tensor_new(rt, n, shape, x->dtype, x->device));
-}
-
-/*
-** The checks cross_entropy and nll_loss share. Class-index targets: int64, input's shape without
-** the class dim (dim 1, or dim 0 for an unbatched [C] input). Probability targets (allowed when
-** soft_ok): input's dtype and shape. Fills the unreduced shape.
-*/
-static int check_classes(pr_Runtime *rt, const char *name, const pr_Tensor *x,
-                         const pr_Tensor *t, const pr_Tensor *w, int soft_ok, int *ndim,
-                         int64_t *shape) {
-  char sx[96], st[96], sw[96];
-  if (pr_check_float(rt, name, "input", x) != 0) return PR_ERR;
-  if (x->device != t->device || (w != NULL && w->device != x->device))
-    return pr_error(rt, "%s: expected all tensors on the same device", name);
-  if (x->ndim == 0)
-    return pr_error(rt, "%s: input %s needs a class dimension", name,
-                    pr_shape_str(x, sx, sizeof sx));
-  int cdim = x->ndim == 1 ? 0 : 1;
-  int64_t classes = x->shape[cdim];
-  if (w != NULL) {
-    if (pr_check_same(rt, name, x, w, NULL) != 0) return PR_ERR;
-    if (w->ndim != 1 || w->shape[0] != classes)
-      return pr_error(rt, "%s: weight %s does not match the %lld classes of input %s", name,
-                      pr_shape_str(w, sw, sizeof sw), (long long)classes,
-                      pr_shape_str(x, sx, sizeof sx));
-  }
-  int n = 0;
-  for (int i = 0; i < x->ndim; i++)
-    if (i != cdim) shape[n++] = x->shape[i];
-  *ndim = n;
-  if (pr_is_float(t->dtype)) {
-    if (!soft_ok)
-      return pr_error(rt, "%s: target must hold class indices (int64), got %s", name,
-                      prof_dtype_name(t->dtype));
-    if (pr_check_same(rt, name, x, t, NULL) != 0) return PR_ERR;
-    int same = t->ndim == x->ndim;
-    for (int i = 0; same && i < x->ndim; i++) same = t->shape[i] == x->shape[i];
-    if (!same)
-      return pr_error(rt, "%s: probability target %s does not match input %s", name,
-                      pr_shape_str(t, st, sizeof st), pr_shape_str(x, sx, sizeof sx));
-    return 0;
-  }
-  if (t->dtype != PROF_I64)
-    return pr_error(rt, "%s: target must be int64 class indices%s, got %s", name,
-                    soft_ok ? " or float probabilities" : "", prof_dtype_name(t->dtype));
-  int same = t->ndim == n;
-  for (int i = 0; same && i < n; i++) same = t->shape[i] == shape[i];
-  if (!same)
-    return pr_error(rt, "%s: input %s does not match target %s (expected target %s)", name,
-                    pr_shape_str(x, sx, sizeof sx), pr_shape_str(t, st, sizeof st),
-                    pr_dims_str(n, shape, sw, sizeof sw));
-  return 0;
-}
-
-pr_Tensor *pr_cross_entropy(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
-                            const pr_Tensor *weight, const pr_LossArgs *a) {
-  int ndim;
-  int64_t shape[PR_MAX_DIMS];
-  if (!(a->label_smoothing >= 0.0 && a->label_smoothing <= 1.0))
-    return pr_fail(rt, "cross_entropy: label_smoothing must be between 0 and 1, got %g",
-                   a->label_smoothing);
-  if (check_classes(rt, "cross_entropy", input, target, weight, 1, &ndim, shape) != 0)
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, dtype, x->device));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && reduce_cpu(rt, kind, x, reduced, correction, out) != 0) {
+    pr_tensor_release(out);
     return NULL;
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_CROSS_ENTROPY, input, target, weight);
-  return loss_result(rt, &op, a->reduction, ndim, shape, input);
-}
-
-pr_Tensor *pr_nll_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
-                       const pr_Tensor *weight, const pr_LossArgs *a) {
-  int ndim;
-  int64_t shape[PR_MAX_DIMS];
-  if (check_classes(rt, "nll_loss", input, target, weight, 0, &ndim, shape) != 0) return NULL;
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_NLL_LOSS, input, target, weight);
-  return loss_result(rt, &op, a->reduction, ndim, shape, input);
-}
-
-pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
-                       int reduction) {
-  if (pr_check_float(rt, "mse_loss", "input", input) != 0) return NULL;
-  if (pr_check_same(rt, "mse_loss", input, target, NULL) != 0) return NULL;
-  /* PyTorch broadcasts input and target (with a warning when they differ) */
-  int ndim;
-  int64_t shape[PR_MAX_DIMS];
-  if (pr_broadcast_shapes(rt, "mse_loss", input->ndim, input->shape, target->ndim, target->shape,
-                          &ndim, shape) != 0)
+  }
+  if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *node = pr_node_attach(rt, out, reduce_backward, name, 1, &x);
+  if (node == NULL) {
+    pr_tensor_release(out);
     return NULL;
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_MSE_LOSS, input, target, NULL);
-  return loss_result(rt, &op, reduction, ndim, shape, input);
+  }
+  node->args.i[0] = kind;
+  for (int d = 0; d < x->ndim; d++) node->args.i[1 + d] = reduced[d];
+  node->args.f[0] = correction;
+  if (kind == PROF_OP_AMAX || kind == PROF_OP_VAR) {
+    pr_node_save(node, 0, (pr_Tensor *)x);
+    /* the statistic per cell: amax's output itself, var's mean (recomputed without a record) */
+    pr_Tensor *stat = pr_tensor_new(rt, n, shape, dtype, x->device);
+    if (stat != NULL && stat->device == PR_CPU)
+      reduce_cpu(rt, kind == PROF_OP_AMAX ? PROF_OP_AMAX : PROF_OP_MEAN, x, reduced, 0, stat);
+    pr_node_save(node, 1, stat);
+    pr_tensor_release(stat);
+  } else {
+    pr_node_save_shape(rt, node, 0, x);
+  }
+  return out;
 }
+

@@ -153,7 +153,7 @@ int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a
 typedef int (*pr_BackwardFn)(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin);
 
 /* Arguments an op keeps for its backward. */
-typedef union pr_NodeArgs {
+typedef struct pr_NodeArgs {
   int64_t i[16];
   double f[8];
 } pr_NodeArgs;
@@ -184,6 +184,9 @@ pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, pr_BackwardFn backward, 
 
 /* Saves t for the backward (a new reference, or a storage-sharing view when t is out itself). */
 void pr_node_save(pr_Node *n, int slot, pr_Tensor *t);
+
+/* Saves only t's shape and dtype (a meta twin), for backwards that read no values. */
+void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t);
 
 void pr_node_release(pr_Node *n);   /* NULL-safe */
 

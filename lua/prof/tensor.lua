@@ -35,7 +35,8 @@ local OPS = {
   "dropout", "embedding", "to",
 }
 -- Functions without a method form.
-local FUNCS = { "cat", "stack", "einsum", "where", "arange", "full", "ones", "tensor" }
+local FUNCS = { "cat", "stack", "einsum", "where", "arange", "full", "ones", "tensor", "randn",
+  "rand", "manual_seed", "from_bytes", "set_grad_enabled", "is_grad_enabled" }
 
 local methods = core.tensor_methods()
 for _, name in ipairs(OPS) do
@@ -45,6 +46,15 @@ for _, name in ipairs(OPS) do
 end
 for _, name in ipairs(FUNCS) do
   T[name] = assert(core[name], name)
+end
+
+-- T.no_grad(fn, ...): runs fn with gradient recording off (torch.no_grad), returns its results.
+function T.no_grad(fn, ...)
+  local prev = core.set_grad_enabled(false)
+  local r = table.pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
 end
 
 -- Methods whose argument order differs from the function's, as in PyTorch.
