@@ -17,11 +17,20 @@ pr_Tensor *lbind_opt_tensor(lua_State *L, int idx) {
   return lua_isnoneornil(L, idx) ? NULL : lbind_check_tensor(L, idx);
 }
 
+/* Lua sees a tensor as a few bytes and would let big cpu buffers wait for a distant collection:
+   after every GC_BYTES of new storage, a full collection returns what is unreachable. */
+#define GC_BYTES ((int64_t)64 << 20)
+
 int lbind_push_tensor(lua_State *L, pr_Tensor *t) {
   if (t == NULL) return lbind_rt_error(L);
   pr_Tensor **box = lua_newuserdatauv(L, sizeof *box, 1);
   *box = t;
   luaL_setmetatable(L, LBIND_TENSOR);
+  pr_Runtime *rt = lbind_rt(L);
+  if (rt->allocated > GC_BYTES) {
+    rt->allocated = 0;
+    lua_gc(L, LUA_GCCOLLECT);
+  }
   return 1;
 }
 
