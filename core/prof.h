@@ -132,8 +132,9 @@ PROF_API int prof_module_add(prof_State *S, prof_ModuleId parent, const char *na
 ** PROF_MODULE_IGNORED: under "exact" conventions the module and everything it runs leave both the
 ** rows and the totals; under "deepspeed" the row is hidden and the ops its own body runs count
 ** for its parent (its children keep their rows), as DeepSpeed does.
-** PROF_MODULE_RULE: a flop rule counts the module (prof_module_add_counts before its exit, or a C
-** rule from prof_rule_register); the ops it runs, children included, do not count.
+** PROF_MODULE_RULE: a flop rule counts the module's forward (prof_module_add_counts before its
+** exit, or a C rule from prof_rule_register); the ops its forward runs, children included, do not
+** count. Its backward is counted op by op.
 ** [may fail: PROF_ERRARG]
 */
 PROF_API int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags);

@@ -110,9 +110,11 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->node = id;
   f->phase = (uint8_t)S->phase;
   f->counted = node->open == 0 && !ignored;
-  /* exact conventions drop what an ignored module runs; a rule replaces what its module runs */
+  /* exact conventions drop what an ignored module runs; a rule replaces what its module's
+     forward runs (its backward is measured op by op) */
   f->suppressing = (ignored && S->conv == PROF_CONV_EXACT) ||
-                   (f->counted && (node->flags & PROF_MODULE_RULE) != 0);
+                   (f->counted && (node->flags & PROF_MODULE_RULE) != 0 &&
+                    S->phase == PROF_PHASE_FORWARD);
   /* DeepSpeed gives an ignored module no frame: its own ops land in the enclosing module. */
   f->attr_node = ignored ? outer_attr : id;
   node->open++;
@@ -125,7 +127,8 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
 
 static void close_frame(prof_State *S, int64_t now) {
   profT_Frame *top = &S->stack[S->sp - 1];
-  if (S->active && top->counted && (S->nodes[top->node].flags & PROF_MODULE_RULE))
+  if (S->active && top->counted && top->phase == PROF_PHASE_FORWARD &&
+      (S->nodes[top->node].flags & PROF_MODULE_RULE))
     profR_apply(S, top->node);
   profT_Frame *f = &S->stack[--S->sp];
   profT_Node *node = &S->nodes[f->node];

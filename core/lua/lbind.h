@@ -74,5 +74,6 @@ void lbind_open_ops_sequence(lua_State *L);
 void lbind_open_ops_select(lua_State *L);
 void lbind_open_ops_factory(lua_State *L);
 void lbind_open_ops_resample(lua_State *L);
+void lbind_open_peaks(lua_State *L);
 
 #endif

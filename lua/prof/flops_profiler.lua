@@ -238,7 +238,8 @@ local function count_tokens(args, kwargs)
   return nil
 end
 
--- Runs model(args..., kwargs) with errors naming the module they happened in.
+-- Runs model(args..., kwargs) with errors naming the module they happened in. Inference needs no
+-- autograd graph (DeepSpeed builds one anyway): gradient recording is off during the call.
 local function call_model(model, args, kwargs)
   local n = #args
   local call_args = { table.unpack(args, 1, n) }
@@ -246,7 +247,9 @@ local function call_model(model, args, kwargs)
     n = n + 1
     call_args[n] = kwargs
   end
+  local prev = core.set_grad_enabled(false)
   local ok, err = xpcall(model, errors.with_module_context, table.unpack(call_args, 1, n))
+  core.set_grad_enabled(prev)
   if not ok then error(err, 0) end
 end
 

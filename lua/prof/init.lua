@@ -12,12 +12,17 @@ M.VERSION = core.VERSION
 M.FlopsProfiler = flops_profiler.FlopsProfiler
 M.get_model_profile = flops_profiler.get_model_profile
 
+-- DeepSpeed's engine: prof.initialize{model=, optimizer=, config=} -> engine, optimizer.
+M.initialize = require("prof.engine").initialize
+
 -- The run's configuration (the JSON config profrun was given, or the defaults).
 M.config = config
 
 -- The runtime.
 M.set_default_device = core.set_default_device
 M.default_device = core.default_device
+M.no_grad = require("prof.tensor").no_grad
+M.manual_seed = core.manual_seed
 
 -- Error handler for xpcall: module context plus traceback.
 M.traceback = errors.traceback

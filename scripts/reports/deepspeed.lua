@@ -117,6 +117,12 @@ local function summary(out, p, root, opts)
       rate(flops and factor * flops, bwd)))
     out(line("fwd+bwd FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU / (fwd+bwd latency): ",
       rate(flops and (factor + 1) * flops, fwd_bwd)))
+    if p.bwd_flops ~= nil then
+      -- profrun ran the backward op by op: its measured counts beside DeepSpeed's 2x estimate
+      out(line("bwd flops per GPU (measured): ", units.number_to_string(p.bwd_flops)))
+      out(line("bwd FLOPS per GPU (measured) = bwd flops per GPU / bwd latency: ",
+        rate(p.bwd_flops, bwd)))
+    end
     out(line("step latency: ", units.duration_to_string(step)))
     out(line("iter latency: ", units.duration_to_string(iter)))
     out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU / iter latency: ",

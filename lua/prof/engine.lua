@@ -1,0 +1,147 @@
+-- engine.lua — prof.initialize: DeepSpeed's engine (forward, backward, step) with the flops
+-- profiler and wall-clock breakdown driven by the config alone, no change to the training script.
+local core = require "prof.core"
+local config = require "prof.config"
+local errors = require "prof.errors"
+local flops_profiler = require "prof.flops_profiler"
+local module = require "prof.nn.module"
+
+local M = {}
+
+local Engine = {}
+Engine.__index = Engine
+
+local function now_s()
+  return core.now_ns() / 1e9
+end
+
+-- The batch size of one forward: config's micro batch, else the first tensor's leading dim.
+local function batch_size_of(inputs)
+  local mb = config.value("train_micro_batch_size_per_gpu")
+  if mb ~= nil then return mb end
+  for _, x in ipairs(inputs) do
+    if core.is_tensor(x) and x.ndim > 0 then return x:size(0) end
+    if type(x) == "table" and not core.is_tensor(x) then
+      for _, v in pairs(x) do
+        if core.is_tensor(v) and v.ndim > 0 then return v:size(0) end
+      end
+    end
+  end
+  return nil
+end
+
+--[[
+prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.initialize returns
+(engine first). config: a table from core.load_config, else profrun's config. The engine:
+  engine(...)            forward (the model's own arguments)
+  engine:backward(loss)  loss:backward()
+  engine:step()          optimizer step, zero_grad; profiles and prints at flops_profiler.profile_step
+]]
+function M.initialize(o)
+  if type(o) ~= "table" or not module.is_module(o.model) then
+    error("initialize: expects {model = <nn.Module>, optimizer = ..., config = ...}", 2)
+  end
+  if o.config ~= nil then config.set(o.config) end
+  local fp = config.value("flops_profiler") or {}
+  local e = setmetatable({
+    module = o.model,
+    optimizer = o.optimizer,
+    global_steps = 0,
+    micro_steps = 0,
+    gradient_accumulation_steps = config.value("gradient_accumulation_steps") or 1,
+    profile_enabled = fp.enabled == true,
+    profile_step = fp.profile_step or 1,
+    wall_clock_breakdown = config.value("wall_clock_breakdown") == true or fp.enabled == true,
+    mp_size = config.value("parallel.model_parallel_size") or 1,
+    world_size = 1,
+    timers = { forward = 0, backward = 0, step = 0 },
+  }, Engine)
+  e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
+  o.model:train()
+  return e, o.optimizer
+end
+
+-- True while the current optimizer step is the one to profile.
+function Engine:profiling()
+  return self.profiler ~= nil
+end
+
+function Engine:__call(...)
+  local inputs = table.pack(...)
+  if self.profile_enabled and self.global_steps == self.profile_step and self.profiler == nil
+    and self.micro_steps % self.gradient_accumulation_steps == 0 then
+    self.profiler = flops_profiler.FlopsProfiler(self.module, self,
+      config.value("flops_profiler.recompute_fwd_factor"))
+    self.profiler:start_profile()
+  end
+  self.batch_size = self.batch_size or batch_size_of(inputs)
+  local t0 = now_s()
+  local r = table.pack(xpcall(self.module, errors.with_module_context, table.unpack(inputs, 1, inputs.n)))
+  self.timers.forward = now_s() - t0
+  if not r[1] then
+    if self.profiler then self.profiler:end_profile() self.profiler = nil end
+    error(r[2], 0)
+  end
+  return table.unpack(r, 2, r.n)
+end
+
+function Engine:backward(loss)
+  local t0 = now_s()
+  local scale = self.gradient_accumulation_steps
+  if scale > 1 then loss = loss / scale end
+  loss:backward()
+  self.timers.backward = now_s() - t0
+end
+
+function Engine:step()
+  self.micro_steps = self.micro_steps + 1
+  local boundary = self.micro_steps % self.gradient_accumulation_steps == 0
+  local t0 = now_s()
+  local S = self.profiler and self.profiler.S
+  if boundary and self.optimizer ~= nil then
+    if S then S:set_phase("step") end
+    self.optimizer:step()
+    self.optimizer:zero_grad()
+    if S then S:set_phase("forward") end
+  end
+  self.timers.step = now_s() - t0
+  if self.wall_clock_breakdown and config.value("wall_clock_breakdown") then
+    io.stdout:write(string.format("step %d: forward %.2f ms | backward %.2f ms | step %.2f ms\n",
+      self.global_steps, self.timers.forward * 1e3, self.timers.backward * 1e3, self.timers.step * 1e3))
+  end
+  if not boundary then return end
+  if self.profiler ~= nil then self:print_profile() end
+  self.global_steps = self.global_steps + 1
+end
+
+-- The summary facts DeepSpeed's engine knows, for the report.
+function Engine:summary()
+  local t = self.timers
+  local iter = t.forward + t.backward + t.step
+  local S = self.profiler.S
+  local bwd = S:totals("backward")
+  local timed = self.profiler.device ~= "meta"   -- on meta nothing ran: no latencies
+  if not timed then t, iter = {}, nil end
+  return {
+    engine = true, profile_step = self.global_steps,
+    world_size = self.world_size, dp_size = self.dp_size, mp_size = self.mp_size,
+    batch_size = self.batch_size,
+    fwd_latency_s = t.forward, bwd_latency_s = t.backward, step_latency_s = t.step,
+    iter_latency_s = iter,
+    -- DeepSpeed's formula: micro batch x world size over the iteration
+    samples_per_s = self.batch_size and iter and iter > 0 and self.batch_size * self.world_size / iter
+      or nil,
+    bwd_flops = bwd.calls > 0 and bwd.flops or nil,
+  }
+end
+
+function Engine:print_profile()
+  local p = self.profiler
+  p:stop_profile()
+  local ok, err = pcall(p.print_model_profile, p, { extra = self:summary() })
+  p:end_profile()
+  self.profiler = nil
+  if not ok then error(err, 0) end
+end
+
+return M
