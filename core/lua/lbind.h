@@ -74,6 +74,7 @@ void lbind_open_ops_sequence(lua_State *L);
 void lbind_open_ops_select(lua_State *L);
 void lbind_open_ops_factory(lua_State *L);
 void lbind_open_ops_resample(lua_State *L);
+void lbind_open_optim(lua_State *L);
 void lbind_open_peaks(lua_State *L);
 
 #endif

@@ -235,6 +235,102 @@ double pr_rand_uniform(pr_Runtime *rt);
 double pr_rand_normal(pr_Runtime *rt);
 void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
 
+/* {====================== cpu convolution, pooling, resampling (cpu_conv/pool/resample.c) ======} */
+
+/*
+** One convolution's geometry with its spatial axes padded to three from the front (size 1, kernel
+** 1, stride 1, no padding), so 1-D to 3-D share one kernel. c and in[] describe the conv's input,
+** cout and out[] its output; pad is the left padding (the right side follows from out).
+*/
+typedef struct pr_ConvGeom {
+  int64_t n, c, cout, groups;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+} pr_ConvGeom;
+
+/*
+** Float32 kernels (operands of any strides; results contiguous and fully overwritten):
+** out = conv(x, w) + b; gx = the adjoint of conv applied to gy (+ b per input channel: this is
+** conv_transpose's forward); gw = the weight gradient of conv at x for output gradient gy.
+** w is [cout, c/groups, *k] in all three. Returns 0 or PR_ERR (rt->err set).
+*/
+int pr_cpu_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                const pr_ConvGeom *g, pr_Tensor *out);
+int pr_cpu_conv_input_grad(pr_Runtime *rt, const pr_Tensor *gy, const pr_Tensor *w,
+                           const pr_Tensor *b, const pr_ConvGeom *g, pr_Tensor *gx);
+int pr_cpu_conv_weight_grad(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *gy,
+                            const pr_ConvGeom *g, pr_Tensor *gw);
+
+/* A pooling's geometry over planes (N·C) of three padded axes; k, stride, pad, dil unused by
+   the adaptive pools. */
+typedef struct pr_PoolGeom {
+  int64_t planes;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+  int count_include_pad;
+} pr_PoolGeom;
+
+/*
+** kind: PROF_OP_MAX_POOL, _AVG_POOL, _ADAPTIVE_AVG_POOL or _ADAPTIVE_MAX_POOL. The max pools
+** write each window's argmax (plane-local flat index, int64, out's shape) into indices when it is
+** not NULL; their backward reads them. gx is overwritten.
+*/
+int pr_cpu_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_PoolGeom *g,
+                pr_Tensor *out, pr_Tensor *indices);
+int pr_cpu_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
+                         const pr_Tensor *indices, const pr_PoolGeom *g, pr_Tensor *gx);
+
+/* interpolate's geometry: planes (N·C) of three padded axes; scale[] the factor the caller gave
+   per axis (0: a size was given); align_corners 1 or 0. */
+typedef struct pr_ResampleGeom {
+  int64_t planes;
+  int64_t in[3], out[3];
+  double scale[3];
+  int32_t mode;                /* prof_InterpMode */
+  int align_corners;
+} pr_ResampleGeom;
+
+/* out = interpolate(x); gx = its adjoint applied to gy (overwritten). */
+int pr_cpu_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,
+                       pr_Tensor *out);
+int pr_cpu_interpolate_backward(pr_Runtime *rt, const pr_Tensor *gy, const pr_ResampleGeom *g,
+                                pr_Tensor *gx);
+
 #include "ops.h"
+
+/* {====================== optimizers (optim.c) ======================} */
+
+/*
+** One parameter of an optimizer step with its gradient and state, as torch.optim keeps them.
+** state: SGD [0] momentum_buffer (momentum != 0 only); Adam/AdamW [0] exp_avg, [1] exp_avg_sq,
+** [2] max_exp_avg_sq (amsgrad only); tensors of the parameter's shape, dtype and device, zeros
+** when new. step: this update's count, from 1 (Adam's bias corrections; SGD's step 1 copies the
+** gradient into the momentum buffer, as torch's clone does).
+*/
+typedef struct pr_OptimSlot {
+  pr_Tensor *param;            /* updated in place */
+  const pr_Tensor *grad;       /* NULL: the parameter is skipped, as torch skips grad None */
+  pr_Tensor *state[3];
+  int64_t step;
+} pr_OptimSlot;
+
+typedef struct pr_SgdArgs {
+  double lr, momentum, dampening, weight_decay;
+  int nesterov, maximize;
+} pr_SgdArgs;
+
+typedef struct pr_AdamArgs {
+  double lr, beta1, beta2, eps, weight_decay;
+  int amsgrad, maximize;
+  int decoupled;               /* AdamW: p *= 1 - lr·weight_decay instead of g += weight_decay·p */
+} pr_AdamArgs;
+
+/*
+** One step over n slots, in place and in float32 as torch 1.13's single-tensor loop computes it
+** (cpu: contiguous float32 parameters and state; meta: nothing is computed). Records one
+** PROF_OP_CUSTOM op, "sgd_step" or "adam_step", with the step's flops and bytes (optim.c derives
+** them). Every slot is checked before any is updated: 0, or PR_ERR with rt->err set and nothing
+** changed (except when copying a strided gradient runs out of memory halfway).
+*/
+int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdArgs *a);
+int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_AdamArgs *a);
 
 #endif

@@ -22,3 +22,24 @@ set -- $base $gpt3
 awk -v bw="$1" -v bm="$2" -v w="$3" -v m="$4" 'BEGIN {
   printf "profrun GPT-3 175B (meta, seq 2048): %.2f s wall, %.1f MB peak RSS (empty script: %.2f s, %.1f MB)\n",
     w, m / 1024, bw, bm / 1024 }'
+
+# profrun against PyTorch 1.13 on the same models, batch and thread count (cpu), and the flops
+# profiler's own overhead. Skipped pieces say why.
+THREADS=$(nproc)
+LUA="lua5.4 -e package.path='./lua/?.lua;./lua/?/init.lua;'..package.path;package.cpath='./build/lua/?.so;'..package.cpath"
+echo "== cpu training, $THREADS threads (OpenBLAS for profrun, torch.set_num_threads for PyTorch)"
+ours=$(OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model resnet18 --batch 16 --iters 3;
+       OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model bert-base --batch 8 --seq 128 --iters 3;
+       OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model resnet18 --batch 1 --iters 9 --overhead)
+printf '%s\n' "$ours"
+if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+  theirs=$(/usr/bin/python3 scripts/tools/bench_torch.py "$THREADS")
+  printf '%s\n' "$theirs" | sed 's/^/torch /'
+  printf '%s\n%s\n' "$ours" "$theirs" | awk '
+    $2 == "forward" && !($1 in f) { f[$1] = $3; s[$1] = $5; next }
+    $2 == "forward" { printf "%-10s forward profrun/torch %.2fx, step %.2fx\n", $1, f[$1] / $3, s[$1] / $5 }'
+else
+  echo "PyTorch 1.13 is not installed for /usr/bin/python3 (apt-get install python3-torch python3-torchvision): no comparison"
+fi
+printf '%s\n' "$ours" | awk '$2 == "overhead" { printf "%s batch 1: flops profiler overhead on a forward %+.1f %% (plain %.4f s)\n", $1, ($6 / $4 - 1) * 100, $4 }'
+OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_mlp.lua

@@ -1,0 +1,253 @@
+-- prof.peaks: this machine's achievable float32 FLOP/s and memory bandwidth, measured once and cached per machine.
+--
+-- prof.peaks{refresh = false, cache_dir = nil} -> peaks[, warning] | nil, message (measuring failed)
+--   peaks = { flops = FLOP/s, bytes_per_s = B/s (read + written), machine = "<cpu model> (<n> threads)",
+--             measured_at = "YYYY-MM-DDThh:mm:ssZ", cached = true when read from the cache file }
+--   warning: why the cache could not be written (the measurement is returned all the same).
+-- The cache is one JSON file per machine key (CPU model, online CPUs, OpenBLAS threads) under
+-- cache_dir, else $XDG_CACHE_HOME/profrun, else ~/.cache/profrun. A file that does not parse, or
+-- whose key or values do not fit, is ignored and rewritten. refresh = true always re-measures.
+--
+-- The kernels (core/runtime/peaks.c) take about 0.3 s on a 2-core machine; the sizes below are why:
+-- * GEMM: n = 1024 gives the same best-of-k rate as n = 2048 on 2 threads (both ~90 GFLOP/s on an
+--   AMD EPYC VM) in an eighth of the time; beyond 8 threads each thread needs more tiles, so 2048.
+-- * Copy: each buffer is twice the L3 cache (at least 64 MiB), so the copy streams from DRAM. Not
+--   256 MiB: page faults make it take ~1.4 s here, and copies that large ran ~1.7x faster than
+--   32-128 MiB ones, consistent with memcpy switching to non-temporal stores, which the runtime's
+--   own kernels never use; the roof should be one they can reach.
+local core = require "prof.core"
+
+local M = {}
+
+M.SCHEMA = "profrun.peaks/1"
+M.GEMM_RUNS = 5
+M.COPY_RUNS = 5
+M.MIN_COPY_BYTES = 64 << 20
+M.MAX_COPY_BYTES = 1 << 30
+
+-- Number of measurements this process made (specs check that a cached call makes none).
+M.measurements = 0
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if f == nil then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function trim(s)
+  return (s:gsub("^%s+", ""):gsub("%s+$", ""))
+end
+
+-- The CPU's model name as /proc/cpuinfo gives it (x86 "model name", Arm "Hardware"/"Model").
+local function cpu_model()
+  local info = read_file("/proc/cpuinfo") or ""
+  for _, key in ipairs({ "model name", "Hardware", "Model", "cpu model", "cpu" }) do
+    local v = info:match("\n" .. key .. "%s*:%s*([^\n]+)") or info:match("^" .. key .. "%s*:%s*([^\n]+)")
+    if v and trim(v) ~= "" then return trim(v) end
+  end
+  return "unknown cpu"
+end
+
+-- Online CPUs from /sys ("0-1,4" -> 3), else the processors /proc/cpuinfo lists, else 1.
+local function cpu_count()
+  local list = read_file("/sys/devices/system/cpu/online")
+  if list then
+    local n = 0
+    for a, b in list:gmatch("(%d+)%-?(%d*)") do
+      n = n + (b ~= "" and tonumber(b) - tonumber(a) + 1 or 1)
+    end
+    if n > 0 then return n end
+  end
+  local n = select(2, (read_file("/proc/cpuinfo") or ""):gsub("\nprocessor%s*:", ""))
+  return math.max(n, 1)
+end
+
+-- The largest L3 (else L2) cache size in bytes from /sys, nil when unknown.
+local function last_level_cache()
+  local best
+  for i = 0, 9 do
+    local dir = "/sys/devices/system/cpu/cpu0/cache/index" .. i
+    local size = read_file(dir .. "/size")
+    if size == nil then break end
+    local n, unit = size:match("(%d+)%s*([KMG]?)")
+    if n then
+      local bytes = tonumber(n) * ({ [""] = 1, K = 1 << 10, M = 1 << 20, G = 1 << 30 })[unit]
+      if best == nil or bytes > best then best = bytes end
+    end
+  end
+  return best
+end
+
+-- What the peaks depend on: {cpu =, cores =, threads =, key =}.
+function M.machine()
+  local cpu, cores, threads = cpu_model(), cpu_count(), core.blas_threads()
+  return { cpu = cpu, cores = cores, threads = threads,
+    key = string.format("%s|%d cpus|%d blas threads", cpu, cores, threads) }
+end
+
+-- Runs the kernels; returns flops, bytes_per_s, method | nil, message. Specs may replace it.
+function M.measure(machine)
+  local n = machine.threads > 8 and 2048 or 1024
+  local llc = last_level_cache() or 0
+  local bytes = math.min(math.max(2 * llc, M.MIN_COPY_BYTES), M.MAX_COPY_BYTES)
+  local flops, err = core.peak_gemm_flops({ n = n, runs = M.GEMM_RUNS })
+  if flops == nil then return nil, err end
+  local bw
+  bw, err = core.peak_copy_bandwidth({ bytes = bytes, runs = M.COPY_RUNS })
+  if bw == nil then return nil, err end
+  return flops, bw, string.format("sgemm n=%d best of %d; memcpy %d MiB best of %d (read + written)",
+    n, M.GEMM_RUNS, bytes >> 20, M.COPY_RUNS)
+end
+
+-- {=================== a strict reader for the cache's flat JSON object ===================}
+
+local ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+
+-- {"k": string | number | true | false | null, ...} -> table, or nil for anything else.
+function M.decode_flat(s)
+  if type(s) ~= "string" then return nil end
+  local pos, out = 1, {}
+  local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+  local function str()
+    if s:sub(pos, pos) ~= '"' then return nil end
+    local parts, i = {}, pos + 1
+    while true do
+      local j = s:find('["\\%c]', i)
+      if j == nil then return nil end
+      parts[#parts + 1] = s:sub(i, j - 1)
+      local c = s:sub(j, j)
+      if c == '"' then
+        pos = j + 1
+        return table.concat(parts)
+      elseif c == "\\" then
+        local e = s:sub(j + 1, j + 1)
+        if e == "u" then
+          local hex = s:match("^%x%x%x%x", j + 2)
+          if hex == nil then return nil end
+          parts[#parts + 1] = utf8.char(tonumber(hex, 16))
+          i = j + 6
+        elseif ESC[e] then
+          parts[#parts + 1] = ESC[e]
+          i = j + 2
+        else
+          return nil
+        end
+      else
+        return nil   -- raw control character
+      end
+    end
+  end
+  local function value()
+    local c = s:sub(pos, pos)
+    if c == '"' then return str() end
+    local lit = s:match("^%a+", pos)
+    if lit then
+      pos = pos + #lit
+      if lit == "true" then return true end
+      return (lit == "false" or lit == "null") and false or nil   -- null reads as false: never valid here
+    end
+    local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+    if num == nil or num == "" then return nil end
+    pos = pos + #num
+    return tonumber(num)
+  end
+  ws()
+  if s:sub(pos, pos) ~= "{" then return nil end
+  pos = pos + 1
+  ws()
+  if s:sub(pos, pos) == "}" then
+    pos = pos + 1
+  else
+    while true do
+      ws()
+      local k = str()
+      if k == nil then return nil end
+      ws()
+      if s:sub(pos, pos) ~= ":" then return nil end
+      pos = pos + 1
+      ws()
+      local v = value()
+      if v == nil then return nil end
+      out[k] = v
+      ws()
+      local c = s:sub(pos, pos)
+      pos = pos + 1
+      if c == "}" then break end
+      if c ~= "," then return nil end
+    end
+  end
+  ws()
+  if pos <= #s then return nil end
+  return out
+end
+
+-- {===================================== the cache =====================================}
+
+-- cache_dir option, else $XDG_CACHE_HOME/profrun (absolute paths only, as the XDG spec says),
+-- else ~/.cache/profrun; nil when there is no home.
+function M.cache_dir(opts)
+  if opts and opts.cache_dir then return opts.cache_dir end
+  local xdg = os.getenv("XDG_CACHE_HOME")
+  if xdg and xdg:sub(1, 1) == "/" then return xdg .. "/profrun" end
+  local home = os.getenv("HOME")
+  if home and home ~= "" then return home .. "/.cache/profrun" end
+  return nil
+end
+
+-- The cache file of a machine: its key made a file name, e.g. peaks-amd-epyc-2-cpus-2-blas-threads.json.
+function M.cache_path(dir, machine)
+  local slug = machine.key:lower():gsub("[^%w]+", "-"):gsub("^%-+", ""):gsub("%-+$", "")
+  return string.format("%s/peaks-%s.json", dir, slug:sub(1, 120))
+end
+
+local function positive(x)
+  return type(x) == "number" and x > 0 and x < math.huge
+end
+
+-- The cached peaks when the file parses, belongs to this machine and holds sane values; else nil.
+local function read_cache(path, machine)
+  local t = M.decode_flat(read_file(path))
+  if t == nil or t.schema ~= M.SCHEMA or t.key ~= machine.key then return nil end
+  if not positive(t.flops) or not positive(t.bytes_per_s) then return nil end
+  if type(t.machine) ~= "string" or type(t.measured_at) ~= "string" then return nil end
+  return { flops = t.flops, bytes_per_s = t.bytes_per_s, machine = t.machine,
+    measured_at = t.measured_at, cached = true }
+end
+
+local function encode_cache(p, machine, method)
+  local enc = require "prof.report.json_encode"
+  local keys = { "schema", "key", "cpu", "cores", "threads", "flops", "bytes_per_s", "machine",
+    "measured_at", "method" }
+  return enc.encode(enc.object(keys, {
+    schema = M.SCHEMA, key = machine.key, cpu = machine.cpu, cores = machine.cores,
+    threads = machine.threads, flops = p.flops, bytes_per_s = p.bytes_per_s, machine = p.machine,
+    measured_at = p.measured_at, method = method,
+  })) .. "\n"
+end
+
+-- prof.peaks{refresh =, cache_dir =}: see the top of this file.
+function M.get(opts)
+  if opts ~= nil and type(opts) ~= "table" then error("prof.peaks: expects a table of options", 2) end
+  opts = opts or {}
+  local machine = M.machine()
+  local dir = M.cache_dir(opts)
+  local path = dir and M.cache_path(dir, machine)
+  if path and not opts.refresh then
+    local hit = read_cache(path, machine)
+    if hit then return hit end
+  end
+  local flops, bw, method = M.measure(machine)
+  if flops == nil then return nil, "prof.peaks: " .. tostring(bw) end
+  M.measurements = M.measurements + 1
+  local p = { flops = flops, bytes_per_s = bw,
+    machine = string.format("%s (%d threads)", machine.cpu, machine.threads),
+    measured_at = os.date("!%Y-%m-%dT%H:%M:%SZ"), cached = false }
+  if path == nil then return p, "no cache directory (neither XDG_CACHE_HOME nor HOME is set)" end
+  local ok, err = core.write_atomic(path, encode_cache(p, machine, method))
+  if not ok then return p, "peaks not cached: " .. tostring(err) end
+  return p
+end
+
+return setmetatable(M, { __call = function(_, opts) return M.get(opts) end })

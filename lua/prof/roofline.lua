@@ -1,0 +1,104 @@
+-- prof.roofline: pure roofline arithmetic over a profile — intensity, achieved rates, shares of the peaks and a bound per module.
+--
+-- The model (Williams, Waterman, Patterson 2009): a module doing F FLOPs and moving B bytes can run
+-- no faster than t_roof = max(F / peak_flops, B / peak_bytes_per_s); at intensity I = F / B its
+-- FLOP/s are bounded by min(peak_flops, I · peak_bytes_per_s). The ridge point
+-- peak_flops / peak_bytes_per_s is the intensity where the two roofs meet.
+--
+-- Verdicts, for a module with forward latency t:
+-- * "overhead" when t_roof / t < OVERHEAD_SHARE (10 %): the module is more than ten times slower
+--   than either roof allows, so neither arithmetic nor memory traffic explains its time; what does
+--   is the per-call cost the roofline leaves out (Lua dispatch, op recording, allocation, thread
+--   wake-up, tiny shapes that leave the vector units idle). 10 % is wide on purpose: the peaks are
+--   measured, achievable rates (sgemm, memcpy), and real kernels reach 30-90 % of them, so a memory-
+--   or compute-limited kernel stays above it even when it is not tuned; below it, the fix is fewer
+--   or larger calls, not a faster kernel. A module that did no counted work but took time is
+--   overhead-bound too.
+-- * else "compute" when I > ridge (or B = 0 < F: infinite intensity), "memory" otherwise.
+-- * no latency (meta device, or 0 s): the bound its intensity predicts (compute or memory, never
+--   overhead), bound_expected = true, achieved values nil.
+-- * bytes unknown (nil): no intensity and no bound.
+-- Shares can exceed 1 when a module's data fits in cache: the memory roof is a DRAM copy's.
+local M = {}
+
+M.OVERHEAD_SHARE = 0.10
+
+local function check_peaks(peaks, level)
+  if type(peaks) ~= "table" or type(peaks.flops) ~= "number" or not (peaks.flops > 0)
+      or type(peaks.bytes_per_s) ~= "number" or not (peaks.bytes_per_s > 0) then
+    error("roofline: peaks must be {flops = FLOP/s > 0, bytes_per_s = B/s > 0}", level + 1)
+  end
+end
+
+-- The ridge point in FLOP/B: intensities above it are compute-bound.
+function M.ridge(peaks)
+  check_peaks(peaks, 2)
+  return peaks.flops / peaks.bytes_per_s
+end
+
+-- The roofline's attainable FLOP/s at intensity I (nil: no bytes, so the compute roof).
+function M.attainable_flops(intensity, peaks)
+  check_peaks(peaks, 2)
+  if intensity == nil then return peaks.flops end
+  return math.min(peaks.flops, intensity * peaks.bytes_per_s)
+end
+
+-- The roofline fields of one module record (reads flops, bytes, fwd_latency_s); a new table:
+-- {intensity, achieved_flops, achieved_bytes_per_s, flops_share, bytes_share, roof_share, bound,
+--  bound_expected}. Fields that cannot be known are nil.
+function M.classify(m, peaks)
+  check_peaks(peaks, 2)
+  local r = {}
+  local flops, bytes = m.flops or 0, m.bytes
+  local t = m.fwd_latency_s
+  if t ~= nil and not (t > 0) then t = nil end
+  if bytes ~= nil and bytes > 0 then r.intensity = flops / bytes end
+  if t ~= nil then
+    r.achieved_flops = flops / t
+    r.flops_share = r.achieved_flops / peaks.flops
+    if bytes ~= nil then
+      r.achieved_bytes_per_s = bytes / t
+      r.bytes_share = r.achieved_bytes_per_s / peaks.bytes_per_s
+      r.roof_share = math.max(flops / peaks.flops, bytes / peaks.bytes_per_s) / t
+    end
+  end
+  if bytes == nil then return r end
+  if flops == 0 and bytes == 0 then
+    r.bound = t and "overhead" or nil
+  elseif r.roof_share ~= nil and r.roof_share < M.OVERHEAD_SHARE then
+    r.bound = "overhead"
+  elseif r.intensity == nil or r.intensity > peaks.flops / peaks.bytes_per_s then
+    r.bound = "compute"
+  else
+    r.bound = "memory"
+  end
+  r.bound_expected = r.bound ~= nil and t == nil
+  return r
+end
+
+M.MODULE_FIELDS = { "intensity", "achieved_flops", "achieved_bytes_per_s", "flops_share", "bytes_share",
+  "roof_share", "bound", "bound_expected" }
+
+-- annotate(profile, peaks) -> profile, mutated:
+-- * profile: peak_flops (FLOP/s), peak_bytes_per_s (B/s, read + written), ridge_intensity (FLOP/B),
+--   peaks_machine (peaks.machine, may be nil);
+-- * every module (hidden ones too): the M.MODULE_FIELDS of M.classify — intensity (FLOP/B, nil when
+--   bytes is 0 or unknown), achieved_flops and achieved_bytes_per_s (per second of forward latency,
+--   nil without one), flops_share / bytes_share (achieved / peak, 0..1, may exceed 1 from cache),
+--   roof_share (roofline time / measured time), bound ("compute" | "memory" | "overhead" | nil),
+--   bound_expected (true when the bound comes from intensity alone).
+-- Calling it again with other peaks overwrites every field (nil ones included).
+function M.annotate(profile, peaks)
+  check_peaks(peaks, 2)
+  profile.peak_flops = peaks.flops
+  profile.peak_bytes_per_s = peaks.bytes_per_s
+  profile.ridge_intensity = peaks.flops / peaks.bytes_per_s
+  profile.peaks_machine = peaks.machine
+  for _, m in ipairs(profile.modules or {}) do
+    local r = M.classify(m, peaks)
+    for _, k in ipairs(M.MODULE_FIELDS) do m[k] = r[k] end
+  end
+  return profile
+end
+
+return M
