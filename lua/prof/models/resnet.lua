@@ -68,22 +68,24 @@ function Bottleneck:forward(x)
   return self.relu(out + identity)
 end
 
--- ResNet(block, layers, num_classes=1000)
+-- ResNet(block, layers, num_classes=1000, width=64): width (torchvision's 64) scales every stage,
+-- for reduced models of the same structure.
 local ResNet = nn.Module:extend("ResNet")
 M.ResNet = ResNet
 
-function ResNet:init(block, layers, num_classes)
-  self.inplanes = 64
-  self.conv1 = nn.Conv2d(3, 64, 7, { stride = 2, padding = 3, bias = false })
-  self.bn1 = nn.BatchNorm2d(64)
+function ResNet:init(block, layers, num_classes, width)
+  local w = width or 64
+  self.inplanes = w
+  self.conv1 = nn.Conv2d(3, w, 7, { stride = 2, padding = 3, bias = false })
+  self.bn1 = nn.BatchNorm2d(w)
   self.relu = nn.ReLU { inplace = true }
   self.maxpool = nn.MaxPool2d { kernel_size = 3, stride = 2, padding = 1 }
-  self.layer1 = self:make_layer(block, 64, layers[1])
-  self.layer2 = self:make_layer(block, 128, layers[2], 2)
-  self.layer3 = self:make_layer(block, 256, layers[3], 2)
-  self.layer4 = self:make_layer(block, 512, layers[4], 2)
+  self.layer1 = self:make_layer(block, w, layers[1])
+  self.layer2 = self:make_layer(block, 2 * w, layers[2], 2)
+  self.layer3 = self:make_layer(block, 4 * w, layers[3], 2)
+  self.layer4 = self:make_layer(block, 8 * w, layers[4], 2)
   self.avgpool = nn.AdaptiveAvgPool2d({ 1, 1 })
-  self.fc = nn.Linear(512 * block.expansion, num_classes or 1000)
+  self.fc = nn.Linear(8 * w * block.expansion, num_classes or 1000)
 end
 
 -- torchvision's _make_layer: the first block changes stride and width (with a 1x1 projection
@@ -116,7 +118,7 @@ local SPECS = {
   resnet152 = { Bottleneck, { 3, 8, 36, 3 } },
 }
 
--- build{name = "resnet50", num_classes = 1000}
+-- build{name = "resnet50", num_classes = 1000, width = 64}
 function M.build(opts)
   opts = opts or {}
   local spec = SPECS[opts.name or "resnet50"]
@@ -124,7 +126,7 @@ function M.build(opts)
     error(string.format("resnet: unknown variant '%s' (known: %s)", tostring(opts.name),
                         table.concat(M.NAMES, ", ")), 2)
   end
-  return ResNet(spec[1], spec[2], opts.num_classes)
+  return ResNet(spec[1], spec[2], opts.num_classes, opts.width)
 end
 
 function M.input(opts)
