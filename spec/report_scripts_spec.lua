@@ -80,7 +80,7 @@ describe("prof.report", function()
 
   it("names unknown formats and broken scripts", function()
     assert.has_error(function() report.render_profile(net(), { format = "yaml" }) end,
-      "unknown report format 'yaml' (built in: deepspeed, json, csv, markdown, summary; "
+      "unknown report format 'yaml' (built in: deepspeed, json, csv, markdown, summary, roofline; "
         .. "or the path of a .lua report script)")
     local path = os.tmpname() .. ".lua"
     local f = assert(io.open(path, "w"))

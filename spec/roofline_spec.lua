@@ -158,18 +158,17 @@ describe("scripts/reports/roofline.lua", function()
   it("prints the peaks, the ridge point and one row per module", function()
     local p = net()
     local text = render(p, { peaks = PEAKS })
-    assert.are.equal(table.concat({
-      "Roofline of Net on Test CPU (2 threads)",
-      "peak 100 GFLOPS · bandwidth 10 GB/s (read + written) · ridge point 10 FLOP/B · measured 2025-01-01T00:00:00Z",
-      "bound: compute above the ridge point, memory at or below it, overhead under 10% of the roof",
-      "",
-      "module    type      FLOPs      bytes  FLOP/B  achieved FLOPS  achieved B/s  % peak FLOPS  % peak B/s  % roof  bound",
-      "(model)   Net      2.18 G   146.8 MB   14.86    43.62 GFLOPS     2.94 GB/s        43.62%      29.36%  43.62%  compute",
-      "  gemm    Linear   2.15 G   12.58 MB  170.67       80 GFLOPS   468.75 MB/s           80%       4.69%     80%  compute",
-      "  affine  Affine  33.55 M  134.22 MB    0.25      2.5 GFLOPS       10 GB/s          2.5%        100%    100%  memory",
-      "  tiny    Tiny      100 K       1 KB     100      100 MFLOPS        1 MB/s          0.1%       0.01%    0.1%  overhead",
-      "",
-    }, "\n"), text)
+    assert.are.equal([[
+Roofline of Net on Test CPU (2 threads)
+peak 100 GFLOPS · bandwidth 10 GB/s (read + written) · ridge point 10 FLOP/B · measured 2025-01-01T00:00:00Z
+bound: compute above the ridge point, memory at or below it, overhead under 10% of the roof
+
+module    type      FLOPs      bytes  FLOP/B  achieved FLOPS  achieved B/s  % peak FLOPS  % peak B/s  % roof  bound
+(model)   Net      2.18 G   146.8 MB   14.86    43.62 GFLOPS     2.94 GB/s        43.62%      29.36%  43.62%  compute
+  gemm    Linear   2.15 G   12.58 MB  170.67       80 GFLOPS   468.75 MB/s           80%       4.69%     80%  compute
+  affine  Affine  33.55 M  134.22 MB    0.25      2.5 GFLOPS       10 GB/s          2.5%        100%    100%  memory
+  tiny    Tiny      100 K       1 KB     100      100 MFLOPS        1 MB/s          0.1%       0.01%    0.1%  overhead
+]], text)
     assert.is_nil(p.modules[1].bound)                      -- the report leaves the profile alone
   end)
 

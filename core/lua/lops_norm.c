@@ -1,5 +1,7 @@
 /* lops_norm.c — Lua bindings of the norms (batch, instance, layer, group, RMS), embedding and
    dropout. */
+#include <math.h>
+
 #include "lbind.h"
 
 
@@ -60,7 +62,7 @@ static int l_rms_norm(lua_State *L) {
   pr_Tensor *x = lbind_check_tensor(L, 1);
   int n = check_normalized_shape(L, 2, shape);
   pr_Tensor *w = lbind_opt_tensor(L, 3);
-  double eps = lbind_opt_num(L, 4, "eps", 0);
+  double eps = lbind_opt_num(L, 4, "eps", NAN);   /* NaN: the op takes the dtype's eps */
   return lbind_push_tensor(L, pr_rms_norm(lbind_rt(L), x, n, shape, w, eps));
 }
 

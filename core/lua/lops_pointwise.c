@@ -1,16 +1,46 @@
 /* lops_pointwise.c — Lua bindings of activations, elementwise math, softmax and the operators. */
 #include <math.h>
+#include <string.h>
 
 #include "lbind.h"
 
 static prof_OpKind kind_of(lua_State *L) { return (prof_OpKind)lua_tointeger(L, lua_upvalueindex(2)); }
 
-/* core.relu(x), core.leaky_relu(x, slope), core.elu(x, alpha), core.softplus(x, beta), ... */
+/* Argument idx as a number, or key of the keyword table at idx; def when absent. */
+static double num_arg(lua_State *L, int idx, const char *key, double def) {
+  if (lua_istable(L, idx)) return lbind_opt_num(L, idx, key, def);
+  return luaL_optnumber(L, idx, def);
+}
+
+/*
+** core.relu(x), core.leaky_relu(x, negative_slope=0.01), core.elu(x, alpha=1),
+** core.softplus(x, beta=1, threshold=20), core.gelu(x, approximate='none'), ...: the parameters
+** in PyTorch's order, or as a table of its keyword arguments.
+*/
 static int l_unary(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  double alpha = luaL_optnumber(L, 2, 0);
-  return lbind_push_tensor(L, pr_unary(&ctx->rt, kind_of(L), x, alpha));
+  prof_OpKind kind = kind_of(L);
+  double a = 0, b = 0;
+  const char *approximate;
+  switch (kind) {
+    case PROF_OP_LEAKY_RELU: a = num_arg(L, 2, "negative_slope", 0.01); break;
+    case PROF_OP_ELU: a = num_arg(L, 2, "alpha", 1.0); break;
+    case PROF_OP_SOFTPLUS:
+      a = num_arg(L, 2, "beta", 1.0);
+      b = lua_istable(L, 2) ? lbind_opt_num(L, 2, "threshold", 20.0) : luaL_optnumber(L, 3, 20.0);
+      break;
+    case PROF_OP_GELU:
+      approximate = lua_istable(L, 2) ? lbind_opt_str(L, 2, "approximate", "none")
+                                      : luaL_optstring(L, 2, "none");
+      if (strcmp(approximate, "none") != 0 && strcmp(approximate, "tanh") != 0)
+        return luaL_error(L, "gelu: approximate argument must be either none or tanh, got '%s'",
+                          approximate);
+      a = approximate[0] == 't';
+      break;
+    default: break;
+  }
+  return lbind_push_tensor(L, pr_unary_ex(&ctx->rt, kind, x, a, b, 0));
 }
 
 static int l_clamp(lua_State *L) {
@@ -54,13 +84,11 @@ static int binary(lua_State *L, uint32_t flags) {
 static int l_binary(lua_State *L) { return binary(L, 0); }
 static int l_operator(lua_State *L) { return binary(L, PROF_OPF_OPERATOR); }
 
+/* -x: neg, marked as written with the operator. */
 static int l_unm(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
-  prof_Op op;
   pr_Tensor *x = lbind_check_tensor(L, 1);
-  pr_op_begin(&op, PROF_OP_NEG, x, NULL, NULL);
-  op.flags |= PROF_OPF_OPERATOR;
-  return lbind_push_tensor(L, pr_op_finish(&ctx->rt, &op, pr_tensor_like(&ctx->rt, x)));
+  return lbind_push_tensor(L, pr_unary_ex(&ctx->rt, PROF_OP_NEG, x, 0, 0, PROF_OPF_OPERATOR));
 }
 
 static void reg(lua_State *L, int tindex, const char *name, lua_CFunction f, prof_OpKind kind) {

@@ -60,24 +60,57 @@ static prof_OpKind check_kind(lua_State *L, int idx, int cell) {
   return cell ? cells[i] : layers[i];
 }
 
+#define MAX_WEIGHTS 256        /* 4 per layer and direction: 32 bidirectional layers */
+
+/* A list of tensors at idx (the weights), told from an options table by its first element. */
+static int is_tensor_list(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return 0;
+  lua_geti(L, idx, 1);
+  int yes = lbind_is_tensor(L, -1);
+  lua_pop(L, 1);
+  return yes;
+}
+
+/* The weights list at idx into w; the list keeps them alive. Returns their number. */
+static int read_weights(lua_State *L, int idx, const pr_Tensor **w) {
+  lua_Integer n = luaL_len(L, idx);
+  if (n > MAX_WEIGHTS) return luaL_argerror(L, idx, "too many weights");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    if (!lbind_is_tensor(L, -1))
+      return luaL_error(L, "weights: element %d is a %s, not a tensor", (int)i,
+                        luaL_typename(L, -1));
+    w[i - 1] = lbind_check_tensor(L, -1);
+    lua_pop(L, 1);
+  }
+  return (int)n;
+}
+
 /* core.rnn(kind, x, {input_size=, hidden_size=, num_layers=1, bias=true, batch_first=false,
-   bidirectional=false, nonlinearity="tanh"}, h0?, c0?) -> output, h_n[, c_n]; for an LSTM the
-   states may also come as one list {h0, c0}, as PyTorch's tuple. */
+   bidirectional=false, nonlinearity="tanh"}, h0?, c0?, weights?) -> output, h_n[, c_n]; for an
+   LSTM the states may also come as one list {h0, c0}, as PyTorch's tuple (c0 then nil).
+   weights: per layer and direction w_ih, w_hh[, b_ih, b_hh] (PyTorch's _flat_weights), needed
+   by cpu inputs; they come last so that the options keep their place. */
 static int l_rnn(lua_State *L) {
   pr_RnnArgs a;
+  const pr_Tensor *w[MAX_WEIGHTS];
   memset(&a, 0, sizeof a);
   a.kind = check_kind(L, 1, 0);
   pr_Tensor *x = lbind_check_tensor(L, 2);
   read_rnn_args(L, 3, prof_op_kind_name(a.kind), &a, x);
-  if (is_options(L, 4)) {      /* {h0, c0} */
-    lua_settop(L, 4);
+  int nw = is_tensor_list(L, 6) ? read_weights(L, 6, w) : 0;
+  pr_Tensor *h0, *c0;
+  if (is_options(L, 4)) {      /* {h0, c0}: both stay on the stack while the op runs */
     lua_geti(L, 4, 1);
     lua_geti(L, 4, 2);
-    lua_remove(L, 4);          /* h0 at 4, c0 at 5 */
+    h0 = lbind_opt_tensor(L, lua_gettop(L) - 1);
+    c0 = lbind_opt_tensor(L, lua_gettop(L));
+  } else {
+    h0 = lbind_opt_tensor(L, 4);
+    c0 = lbind_opt_tensor(L, 5);
   }
-  pr_Tensor *h0 = lbind_opt_tensor(L, 4), *c0 = lbind_opt_tensor(L, 5);
   pr_Tensor *hn, *cn;
-  pr_Tensor *out = pr_rnn(lbind_rt(L), x, h0, c0, &a, &hn, &cn);
+  pr_Tensor *out = pr_rnn_weighted(lbind_rt(L), x, h0, c0, nw, w, &a, &hn, &cn);
   if (out == NULL) return lbind_rt_error(L);
   lbind_push_tensor(L, out);
   lbind_push_tensor(L, hn);
@@ -86,19 +119,22 @@ static int l_rnn(lua_State *L) {
   return 3;
 }
 
-/* core.rnn_cell(kind, x, h?, c?, {input_size=, hidden_size=, bias=true}) -> h'[, c']; the
-   options may follow x or h directly. */
+/* core.rnn_cell(kind, x, h?, c?, {input_size=, hidden_size=, bias=true}, weights?) -> h'[, c'];
+   the options may follow x or h directly, the weights {w_ih, w_hh[, b_ih, b_hh]} (needed by cpu
+   inputs) follow the options. */
 static int l_rnn_cell(lua_State *L) {
   pr_RnnArgs a;
+  const pr_Tensor *w[MAX_WEIGHTS];
   memset(&a, 0, sizeof a);
   a.kind = check_kind(L, 1, 1);
   pr_Tensor *x = lbind_check_tensor(L, 2);
   int o = is_options(L, 3) ? 3 : is_options(L, 4) ? 4 : 5;
   read_rnn_args(L, o, prof_op_kind_name(a.kind), &a, x);
+  int nw = is_tensor_list(L, o + 1) ? read_weights(L, o + 1, w) : 0;
   pr_Tensor *h = o > 3 ? lbind_opt_tensor(L, 3) : NULL;
   pr_Tensor *c = o > 4 ? lbind_opt_tensor(L, 4) : NULL;
   pr_Tensor *cn;
-  pr_Tensor *hn = pr_rnn_cell(lbind_rt(L), x, h, c, &a, &cn);
+  pr_Tensor *hn = pr_rnn_cell_weighted(lbind_rt(L), x, h, c, nw, w, &a, &cn);
   if (hn == NULL) return lbind_rt_error(L);
   lbind_push_tensor(L, hn);
   if (a.kind != PROF_OP_LSTM_CELL) return 1;

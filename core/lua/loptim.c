@@ -1,4 +1,4 @@
-/* loptim.c — Lua bindings of the optimizer steps: core.sgd_step and core.adam_step over a param group. */
+/* loptim.c — Lua bindings of the optimizer steps: core.sgd_step and core.adam_step. */
 #include "lbind.h"
 
 /*
@@ -7,7 +7,11 @@
 ** step is a Lua integer where torch 1.13 keeps a 0-d tensor). The binding fills it as torch's
 ** step does, on a parameter's first update: that keeps a step free of Lua garbage (gradients are
 ** read from the parameters here, not through x.grad userdata) while Lua keeps the policy.
+**
+** Stack of both functions: 1 params, 2 state, 3 options, 4 the undo list (nil until the call
+** creates state): what a failed step must take back, so that a retry starts afresh.
 */
+#define UNDO 4
 
 /* Slots for the largest group seen so far, reused by later calls: upvalue 2 of each function. */
 static pr_OptimSlot *slot_buffer(lua_State *L, lua_Integer n) {
@@ -19,8 +23,17 @@ static pr_OptimSlot *slot_buffer(lua_State *L, lua_Integer n) {
   return lua_touserdata(L, lua_upvalueindex(2));
 }
 
+/* Appends the value on top (popped) to the undo list, creating the list on first use. */
+static void push_undo(lua_State *L) {
+  if (lua_isnil(L, UNDO)) {
+    lua_newtable(L);
+    lua_replace(L, UNDO);
+  }
+  lua_rawseti(L, UNDO, (lua_Integer)lua_rawlen(L, UNDO) + 1);
+}
+
 /* The state tensor under name in the table on top, created as zeros like the parameter when
-   absent (torch's zeros_like); *fresh tells the caller it was created. */
+   absent (torch's zeros_like; remembered as {table, name} for undo); *fresh says so. */
 static pr_Tensor *state_tensor(lua_State *L, const char *name, const pr_Tensor *param, int *fresh) {
   pr_Tensor *t;
   *fresh = 0;
@@ -33,6 +46,12 @@ static pr_Tensor *state_tensor(lua_State *L, const char *name, const pr_Tensor *
   t = pr_tensor_like(lbind_rt(L), param);
   lbind_push_tensor(L, t);     /* raises when t is NULL */
   lua_setfield(L, -2, name);   /* the state table keeps it alive */
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, 1);
+  lua_pushstring(L, name);
+  lua_rawseti(L, -2, 2);
+  push_undo(L);
   *fresh = 1;
   return t;
 }
@@ -44,6 +63,8 @@ static pr_Tensor *state_tensor(lua_State *L, const char *name, const pr_Tensor *
 static int gather(lua_State *L, const char *const *names, int nstate, int with_step) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 3);
+  lua_pushnil(L);                                        /* UNDO */
   lua_Integer n = luaL_len(L, 1);
   pr_OptimSlot *slots = slot_buffer(L, n);
   int k = 0;
@@ -61,6 +82,8 @@ static int gather(lua_State *L, const char *const *names, int nstate, int with_s
       lua_pushvalue(L, -2);
       lua_pushvalue(L, -2);
       lua_rawset(L, 2);
+      lua_pushvalue(L, -2);                              /* undo: the parameter */
+      push_undo(L);
     }
     luaL_checktype(L, -1, LUA_TTABLE);
     pr_OptimSlot *s = &slots[k++];
@@ -81,20 +104,23 @@ static int gather(lua_State *L, const char *const *names, int nstate, int with_s
   return k;
 }
 
-/* After a failed step the state created for it goes again, so that a retry starts afresh. */
-static void forget_new_state(lua_State *L, const pr_OptimSlot *slots, int n) {
-  for (int i = 0; i < n; i++) {
-    if (slots[i].step != 1) continue;
-    for (lua_Integer j = 1, len = luaL_len(L, 1); j <= len; j++) {
-      lua_geti(L, 1, j);
-      if (lbind_check_tensor(L, -1) == slots[i].param) {
+/* Raises the runtime's error after removing the state this call created. */
+static int fail(lua_State *L) {
+  if (!lua_isnil(L, UNDO)) {
+    for (lua_Integer i = (lua_Integer)lua_rawlen(L, UNDO); i >= 1; i--) {
+      if (lua_rawgeti(L, UNDO, i) == LUA_TTABLE) {       /* {state table, field} */
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        lua_pushnil(L);
+        lua_rawset(L, -3);
+        lua_pop(L, 2);
+      } else {                                           /* a parameter: its whole state */
         lua_pushnil(L);
         lua_rawset(L, 2);
-        break;
       }
-      lua_pop(L, 1);
     }
   }
+  return lbind_rt_error(L);
 }
 
 /* core.sgd_step(params, state, {lr=, momentum=, dampening=, weight_decay=, nesterov=, maximize=}) */
@@ -109,10 +135,7 @@ static int l_sgd_step(lua_State *L) {
   a.maximize = lbind_opt_bool(L, 3, "maximize", 0);
   int n = gather(L, names, a.momentum != 0 ? 1 : 0, 0);
   const pr_OptimSlot *slots = lua_touserdata(L, lua_upvalueindex(2));
-  if (pr_sgd_step(lbind_rt(L), n, slots, &a) != 0) {
-    if (a.momentum != 0) forget_new_state(L, slots, n);
-    return lbind_rt_error(L);
-  }
+  if (pr_sgd_step(lbind_rt(L), n, slots, &a) != 0) return fail(L);
   return 0;
 }
 
@@ -140,11 +163,8 @@ static int l_adam_step(lua_State *L) {
   a.maximize = lbind_opt_bool(L, 3, "maximize", 0);
   int n = gather(L, names, a.amsgrad ? 3 : 2, 1);
   const pr_OptimSlot *slots = lua_touserdata(L, lua_upvalueindex(2));
-  if (pr_adam_step(lbind_rt(L), n, slots, &a) != 0) {
-    forget_new_state(L, slots, n);
-    return lbind_rt_error(L);
-  }
-  /* the counts advance only once the step happened */
+  if (pr_adam_step(lbind_rt(L), n, slots, &a) != 0) return fail(L);
+  /* the counts advance only once the step happened (slots follow the parameters' order) */
   for (lua_Integer j = 1, len = luaL_len(L, 1), k = 0; j <= len && k < n; j++) {
     lua_geti(L, 1, j);
     if (lbind_check_tensor(L, -1) == slots[k].param) {

@@ -251,6 +251,8 @@ int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_
   NodeList order = {0};
   int rc = topo_order(root->grad_fn, &order);
   if (rc != 0) pr_error(rt, "backward: out of memory ordering the graph");
+  /* freeing a node's inputs as the pass goes can free nodes still ahead of it: hold them all */
+  for (size_t k = 0; k < order.n; k++) order.items[k]->refs++;
   int32_t was_enabled = rt->grad_enabled;
   rt->grad_enabled = 0;
   prof_State *S = rt->rec;
@@ -274,6 +276,7 @@ int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_
     prof_set_phase(S, was_phase);
   }
   rt->grad_enabled = was_enabled;
+  for (size_t k = 0; k < order.n; k++) pr_node_release(order.items[k]);
   free(order.items);
   return rc;
 }

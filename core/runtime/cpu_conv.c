@@ -1,4 +1,4 @@
-/* cpu_conv.c — float32 convolution kernels on the cpu: im2col / col2im around OpenBLAS's sgemm. */
+/* cpu_conv.c — float32 convolution kernels on the cpu: im2col / col2im around OpenBLAS sgemm. */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +79,8 @@ static int is_pointwise(const pr_ConvGeom *g) {
 }
 
 /* Contiguous float32 copies (or references) of up to three operands; NULL operands stay NULL. */
-static int gather(pr_Runtime *rt, const char *op, const pr_Tensor *const *in, pr_Tensor **c, int n) {
+static int gather(pr_Runtime *rt, const char *op, const pr_Tensor *const *in, pr_Tensor **c,
+                  int n) {
   for (int i = 0; i < n; i++) c[i] = NULL;
   for (int i = 0; i < n; i++) {
     if (in[i] == NULL) continue;
@@ -103,23 +104,19 @@ static float *cols_buffer(pr_Runtime *rt, const pr_ConvGeom *g, const char *op) 
   return p;
 }
 
-int pr_cpu_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
-                const pr_ConvGeom *g, pr_Tensor *out) {
-  const pr_Tensor *in[3] = {x, w, b};
-  pr_Tensor *c[3];
-  float *cols = NULL;
-  int rc = PR_ERR, pointwise = is_pointwise(g);
-  if (gather(rt, "conv", in, c, 3) != 0) goto end;
-  if (!pointwise && (cols = cols_buffer(rt, g, "conv")) == NULL) goto end;
+/* y = conv(x, w) + b over contiguous float32 blocks (b NULL: none). */
+static int conv_forward(pr_Runtime *rt, const float *xp, const float *wp, const float *bp,
+                        const pr_ConvGeom *g, float *yp) {
+  int pointwise = is_pointwise(g);
+  float *cols = pointwise ? NULL : cols_buffer(rt, g, "conv");
+  if (!pointwise && cols == NULL) return PR_ERR;
   int64_t G = g->groups, cin = g->c / G, cog = g->cout / G, K = prod3(g->k);
   int64_t isz = g->c * prod3(g->in), osp = prod3(g->out), rows = cin * K;
-  const float *xp = pr_f32(c[0]), *wp = pr_f32(c[1]), *bp = c[2] ? pr_f32(c[2]) : NULL;
-  float *yp = pr_f32(out);
   for (int64_t n = 0; n < g->n; n++) {
     float *yn = yp + n * g->cout * osp;
     const float *src = xp + n * isz;
     if (!pointwise) {
-      im2col_walk((float *)src, cols, g, g->c, 0);
+      im2col_walk((float *)src, cols, g, g->c, 0);   /* unfolding only reads x */
       src = cols;
     }
     if (bp != NULL)
@@ -130,11 +127,57 @@ int pr_cpu_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr
                   (blasint)rows, 1.0f, wp + gi * cog * rows, LD(rows), src + gi * rows * osp,
                   LD(osp), bp != NULL ? 1.0f : 0.0f, yn + gi * cog * osp, LD(osp));
   }
-  rc = 0;
-end:
   free(cols);
+  return 0;
+}
+
+int pr_cpu_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                const pr_ConvGeom *g, pr_Tensor *out) {
+  const pr_Tensor *in[3] = {x, w, b};
+  pr_Tensor *c[3];
+  int rc = gather(rt, "conv", in, c, 3);
+  if (rc == 0)
+    rc = conv_forward(rt, pr_f32(c[0]), pr_f32(c[1]), c[2] ? pr_f32(c[2]) : NULL, g, pr_f32(out));
   release(c, 3);
   return rc;
+}
+
+/*
+** With stride 1 the adjoint is itself a convolution: gx = conv(gy, W′, padding d(k-1) - p), W′ the
+** weight with input and output channels swapped and its taps reversed. That runs the forward's
+** GEMM shape (C × Cout·K by Cout·K × in) instead of Wᵀ·gy, whose inner dimension is only
+** Cout/groups and whose C·K × out result a col2im pass must read back.
+*/
+static int adjoint_by_conv(pr_Runtime *rt, const float *gp, const float *wp, const float *bp,
+                           const pr_ConvGeom *g, float *xp) {
+  pr_ConvGeom f = *g;
+  f.c = g->cout;
+  f.cout = g->c;
+  for (int i = 0; i < 3; i++) {
+    f.in[i] = g->out[i];
+    f.out[i] = g->in[i];
+    f.pad[i] = g->dil[i] * (g->k[i] - 1) - g->pad[i];
+  }
+  int64_t G = g->groups, cig = g->c / G, cog = g->cout / G, K = prod3(g->k);
+  size_t n = (size_t)(g->c * cog * K);
+  float *wf = malloc(sizeof *wf * (n > 0 ? n : 1));
+  if (wf == NULL) return pr_error(rt, "conv_transpose: out of memory");
+  for (int64_t gi = 0; gi < G; gi++)
+    for (int64_t o = 0; o < cog; o++)
+      for (int64_t c = 0; c < cig; c++) {
+        const float *src = wp + ((gi * cog + o) * cig + c) * K;
+        float *dst = wf + ((gi * cig + c) * cog + o) * K;
+        for (int64_t k = 0; k < K; k++) dst[K - 1 - k] = src[k];
+      }
+  int rc = conv_forward(rt, gp, wf, bp, &f, xp);
+  free(wf);
+  return rc;
+}
+
+static int flips_to_conv(const pr_ConvGeom *g) {
+  for (int i = 0; i < 3; i++)
+    if (g->stride[i] != 1 || g->pad[i] > g->dil[i] * (g->k[i] - 1)) return 0;
+  return !is_pointwise(g);
 }
 
 int pr_cpu_conv_input_grad(pr_Runtime *rt, const pr_Tensor *gy, const pr_Tensor *w,
@@ -144,11 +187,15 @@ int pr_cpu_conv_input_grad(pr_Runtime *rt, const pr_Tensor *gy, const pr_Tensor 
   float *cols = NULL;
   int rc = PR_ERR, pointwise = is_pointwise(g);
   if (gather(rt, "conv_transpose", in, c, 3) != 0) goto end;
+  const float *gp = pr_f32(c[0]), *wp = pr_f32(c[1]), *bp = c[2] ? pr_f32(c[2]) : NULL;
+  float *xp = pr_f32(gx);
+  if (flips_to_conv(g)) {
+    rc = adjoint_by_conv(rt, gp, wp, bp, g, xp);
+    goto end;
+  }
   if (!pointwise && (cols = cols_buffer(rt, g, "conv_transpose")) == NULL) goto end;
   int64_t G = g->groups, cin = g->c / G, cog = g->cout / G, K = prod3(g->k);
   int64_t isp = prod3(g->in), osp = prod3(g->out), rows = cin * K;
-  const float *gp = pr_f32(c[0]), *wp = pr_f32(c[1]), *bp = c[2] ? pr_f32(c[2]) : NULL;
-  float *xp = pr_f32(gx);
   for (int64_t n = 0; n < g->n; n++) {
     float *xn = xp + n * g->c * isp;
     const float *gn = gp + n * g->cout * osp;

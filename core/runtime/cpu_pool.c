@@ -1,4 +1,4 @@
-/* cpu_pool.c — float32 pooling kernels on the cpu: max, average and adaptive, with their gradients. */
+/* cpu_pool.c — float32 pooling kernels on the cpu: max, average, adaptive, and their gradients. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* cpu_resample.c — float32 interpolate kernels on the cpu (nearest, linear family, bicubic, area). */
+/* cpu_resample.c — float32 interpolate kernels on the cpu: nearest, linear family, bicubic, area. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

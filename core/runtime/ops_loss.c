@@ -1,10 +1,10 @@
-/* ops_loss.c — the losses: cross_entropy, nll_loss and mse_loss (shapes, checks, records). */
+/* ops_loss.c — cross_entropy, nll_loss and mse_loss: checks, records, values and gradients. */
+#include <stdio.h>
+
 #include "runtime.h"
 
-/*
-** Values: these ops only produce correctly shaped outputs (zero-filled on cpu); the cpu kernels
-** that compute them come later.
-*/
+/* Values: cross_entropy and nll_loss compute through cpu_loss.c, mse_loss here; all attach their
+   gradients (for the input, and for a probability or mse target). */
 
 /* {====================== losses ======================} */
 
@@ -70,6 +70,116 @@ static int check_classes(pr_Runtime *rt, const char *name, const pr_Tensor *x,
   return 0;
 }
 
+/* {====================== cross_entropy, nll_loss ======================} */
+
+/* input [C] | [N, C, d...] as a [N, C, S] plan. */
+static pr_ClassLoss class_plan(const pr_Tensor *x, const pr_LossArgs *a, int soft, int nll) {
+  pr_ClassLoss p = {1, x->shape[x->ndim == 1 ? 0 : 1], 1, a->reduction, a->ignore_index,
+                    nll ? 0 : a->label_smoothing, soft, nll};
+  if (x->ndim >= 2) p.N = x->shape[0];
+  for (int i = 2; i < x->ndim; i++) p.S *= x->shape[i];
+  return p;
+}
+
+static const int64_t *i64(const pr_Tensor *t) {
+  return (const int64_t *)t->storage->data + t->offset;
+}
+
+/*
+** Backward work per input element: class indices p = exp(logp), a·w_t·(p − δ) (3), label
+** smoothing + b·(p·Σw − w_j) (4); probabilities exp, p·Σw·t', w·t', subtract, scale (5) and the
+** target's −s·(1 − ε)·w·logp (3); nll_loss one multiply per row.
+*/
+static int class_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *logp = n->saved[0], *t = n->saved[1], *w = n->saved[2];
+  pr_ClassLoss p = {n->args.i[0], n->args.i[1], n->args.i[2], (int32_t)n->args.i[3],
+                    n->args.i[4], n->args.f[0], (int)n->args.i[5], (int)n->args.i[6]};
+  for (int i = 0; i < 2; i++) {
+    const pr_Tensor *like = n->inputs[i];
+    if (like != NULL &&
+        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, PROF_F32, like->device)) == NULL)
+      return PR_ERR;
+  }
+  int64_t numel = p.N * p.C * p.S, rows = p.N * p.S, flops;
+  if (p.nll) flops = rows;
+  else if (p.soft) flops = numel * (5 + (gin[1] ? 3 : 0));
+  else flops = numel * (p.smoothing > 0 ? 7 : 3);
+  char name[48];
+  snprintf(name, sizeof name, "%s_backward", n->name);
+  if (pr_record_work(rt, name, 0, flops, 4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
+                     (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
+                     4 * (numel + (gin[1] ? numel : 0))) != 0)
+    return PR_ERR;
+  if (t->device != PR_CPU) return 0;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  /* without an input gradient the kernel still needs somewhere to write it */
+  pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
+                         : pr_tensor_new(rt, 1, &numel, PROF_F32, PR_CPU);
+  if (gx != NULL)
+    pr_cpu_class_loss_backward(&p, p.nll ? NULL : pr_f32(logp), p.soft ? NULL : i64(t),
+                               p.soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(gc),
+                               n->args.f[1], pr_f32(gx), gin[1] ? pr_f32(gin[1]) : NULL);
+  pr_tensor_release(gc);
+  pr_tensor_release(gx);
+  return gx != NULL ? 0 : PR_ERR;
+}
+
+/* The values of a class loss on the cpu and its gradient (input; probability targets too). */
+static pr_Tensor *class_result(pr_Runtime *rt, pr_Tensor *out, const char *name,
+                               const pr_Tensor *x, const pr_Tensor *t, const pr_Tensor *w,
+                               const pr_ClassLoss *p) {
+  if (out == NULL) return NULL;
+  pr_Tensor *xc = NULL, *tc = NULL, *wc = NULL, *logp = NULL;
+  double divisor = 0;
+  int cpu = out->device == PR_CPU;
+  if (cpu || pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
+    xc = pr_contiguous_data(rt, x);
+    tc = xc ? pr_contiguous_data(rt, t) : NULL;
+    wc = tc && w ? pr_contiguous_data(rt, w) : NULL;
+    if (tc == NULL || (w != NULL && wc == NULL)) goto fail;
+  }
+  if (cpu) {
+    int64_t numel = pr_numel(x);
+    if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, PR_CPU)) == NULL) goto fail;
+    pr_cpu_class_loss(p, pr_f32(xc), p->soft ? NULL : i64(tc), p->soft ? pr_f32(tc) : NULL,
+                      wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out), &divisor);
+  }
+  if (pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
+    const pr_Tensor *in[2] = {x, p->soft ? t : NULL};
+    pr_Node *n = pr_node_attach(rt, out, class_backward, name, 2, in);
+    if (n == NULL) goto fail;
+    n->args.i[0] = p->N, n->args.i[1] = p->C, n->args.i[2] = p->S, n->args.i[3] = p->reduction;
+    n->args.i[4] = p->ignore_index, n->args.i[5] = p->soft, n->args.i[6] = p->nll;
+    n->args.f[0] = p->smoothing, n->args.f[1] = divisor;
+    pr_node_save(n, 0, logp);
+    pr_node_save(n, 1, tc);
+    pr_node_save(n, 2, wc);
+  }
+  pr_tensor_release(xc);
+  pr_tensor_release(tc);
+  pr_tensor_release(wc);
+  pr_tensor_release(logp);
+  return out;
+fail:
+  pr_tensor_release(xc);
+  pr_tensor_release(tc);
+  pr_tensor_release(wc);
+  pr_tensor_release(logp);
+  pr_tensor_release(out);
+  return NULL;
+}
+
+/* The cpu's dtype, and class indices in range, before anything is recorded. */
+static int check_cpu_classes(pr_Runtime *rt, const char *name, const pr_Tensor *x,
+                             const pr_Tensor *t, const pr_LossArgs *a) {
+  if (x->device != PR_CPU) return 0;
+  if (x->dtype != PROF_F32)
+    return pr_error(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
+  if (pr_is_float(t->dtype)) return 0;
+  return pr_cpu_class_targets_check(rt, name, t, x->shape[x->ndim == 1 ? 0 : 1], a->ignore_index);
+}
+
 pr_Tensor *pr_cross_entropy(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
                             const pr_Tensor *weight, const pr_LossArgs *a) {
   int ndim;
@@ -79,9 +189,12 @@ pr_Tensor *pr_cross_entropy(pr_Runtime *rt, const pr_Tensor *input, const pr_Ten
                    a->label_smoothing);
   if (check_classes(rt, "cross_entropy", input, target, weight, 1, &ndim, shape) != 0)
     return NULL;
+  if (check_cpu_classes(rt, "cross_entropy", input, target, a) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CROSS_ENTROPY, input, target, weight);
-  return loss_result(rt, &op, a->reduction, ndim, shape, input);
+  pr_ClassLoss p = class_plan(input, a, pr_is_float(target->dtype), 0);
+  return class_result(rt, loss_result(rt, &op, a->reduction, ndim, shape, input), "cross_entropy",
+                      input, target, weight, &p);
 }
 
 pr_Tensor *pr_nll_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
@@ -89,15 +202,90 @@ pr_Tensor *pr_nll_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   int ndim;
   int64_t shape[PR_MAX_DIMS];
   if (check_classes(rt, "nll_loss", input, target, weight, 0, &ndim, shape) != 0) return NULL;
+  if (check_cpu_classes(rt, "nll_loss", input, target, a) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_NLL_LOSS, input, target, weight);
-  return loss_result(rt, &op, a->reduction, ndim, shape, input);
+  pr_ClassLoss p = class_plan(input, a, 0, 1);
+  return class_result(rt, loss_result(rt, &op, a->reduction, ndim, shape, input), "nll_loss",
+                      input, target, weight, &p);
+}
+
+/* {====================== mse_loss ======================} */
+
+/* d (x − t, broadcast) · 2·g (·1/n for mean), then each operand's share summed to its shape. */
+static int mse_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *d = n->saved[0];
+  int reduction = (int)n->args.i[0];
+  int64_t numel = pr_numel(d);
+  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device);
+  pr_Tensor *neg = gd && n->inputs[1] ? pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device)
+                                       : NULL;
+  int rc = PR_ERR;
+  if (gd == NULL || (n->inputs[1] && neg == NULL)) goto end;
+  /* 2·d·s per element, and a negation for the target */
+  if (pr_record_work(rt, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
+                     4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
+    goto end;
+  if (d->device == PR_CPU) {
+    pr_Tensor *gc = pr_contiguous_data(rt, g);
+    if (gc == NULL) goto end;
+    const float *dp = pr_f32(d), *gp = pr_f32(gc);
+    float *o = pr_f32(gd);
+    double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)numel : 2.0;
+    for (int64_t i = 0; i < numel; i++) {
+      o[i] = (float)(scale * dp[i] * gp[reduction == PROF_REDUCE_NONE ? i : 0]);
+      if (neg != NULL) pr_f32(neg)[i] = -o[i];
+    }
+    pr_tensor_release(gc);
+  }
+  rc = 0;
+  if (n->inputs[0] != NULL && (gin[0] = pr_sum_to(rt, gd, n->saved[1])) == NULL) rc = PR_ERR;
+  if (rc == 0 && neg != NULL && (gin[1] = pr_sum_to(rt, neg, n->saved[2])) == NULL) rc = PR_ERR;
+end:
+  pr_tensor_release(gd);
+  pr_tensor_release(neg);
+  return rc;
+}
+
+/* (x − t)² over the broadcast shape, summed in double; d = x − t kept for the gradient. */
+static int mse_cpu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+                   pr_Tensor *d, pr_Tensor *out) {
+  pr_Runtime quiet = *rt;      /* the broadcast views are the kernel's, not the model's ops */
+  quiet.rec = NULL;
+  quiet.grad_enabled = 0;
+  pr_Tensor *xe = pr_expand(&quiet, x, d->ndim, d->shape);
+  pr_Tensor *te = xe ? pr_expand(&quiet, t, d->ndim, d->shape) : NULL;
+  pr_Tensor *xc = te ? pr_contiguous_data(&quiet, xe) : NULL;
+  pr_Tensor *tc = xc ? pr_contiguous_data(&quiet, te) : NULL;
+  if (tc != NULL) {
+    const float *xp = pr_f32(xc), *tp = pr_f32(tc);
+    float *dp = pr_f32(d), *o = pr_f32(out);
+    double sum = 0;
+    int64_t numel = pr_numel(d);
+    for (int64_t i = 0; i < numel; i++) {
+      double v = (double)xp[i] - tp[i];
+      dp[i] = (float)v;
+      if (reduction == PROF_REDUCE_NONE) o[i] = (float)(v * v);
+      sum += v * v;
+    }
+    if (reduction != PROF_REDUCE_NONE)
+      o[0] = (float)(reduction == PROF_REDUCE_MEAN ? sum / (double)numel : sum);
+  }
+  pr_tensor_release(xe);
+  pr_tensor_release(te);
+  pr_tensor_release(xc);
+  pr_tensor_release(tc);
+  if (tc != NULL) return 0;
+  return pr_error(rt, "%s", quiet.err);
 }
 
 pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
                        int reduction) {
   if (pr_check_float(rt, "mse_loss", "input", input) != 0) return NULL;
   if (pr_check_same(rt, "mse_loss", input, target, NULL) != 0) return NULL;
+  if (input->device == PR_CPU && input->dtype != PROF_F32)
+    return pr_fail(rt, "mse_loss: cpu kernels compute float32, got %s",
+                   prof_dtype_name(input->dtype));
   /* PyTorch broadcasts input and target (with a warning when they differ) */
   int ndim;
   int64_t shape[PR_MAX_DIMS];
@@ -106,5 +294,28 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
     return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_MSE_LOSS, input, target, NULL);
-  return loss_result(rt, &op, reduction, ndim, shape, input);
+  pr_Tensor *out = loss_result(rt, &op, reduction, ndim, shape, input);
+  if (out == NULL) return NULL;
+  pr_Tensor *d = NULL;
+  int grad = pr_needs_grad(rt, input, target, NULL);
+  if (out->device == PR_CPU || grad) {
+    d = pr_tensor_new(rt, ndim, shape, PROF_F32, input->device);
+    if (d == NULL || (out->device == PR_CPU && mse_cpu(rt, input, target, reduction, d, out) != 0))
+      goto fail;
+  }
+  if (grad) {
+    const pr_Tensor *in[2] = {input, target};
+    pr_Node *n = pr_node_attach(rt, out, mse_backward, "mse_loss", 2, in);
+    if (n == NULL) goto fail;
+    n->args.i[0] = reduction;
+    pr_node_save(n, 0, d);
+    pr_node_save_shape(rt, n, 1, input);
+    pr_node_save_shape(rt, n, 2, target);
+  }
+  pr_tensor_release(d);
+  return out;
+fail:
+  pr_tensor_release(d);
+  pr_tensor_release(out);
+  return NULL;
 }

@@ -1,10 +1,14 @@
 /* ops_norm.c — batch, instance, layer, group and RMS norm, embedding, dropout: checks, records. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "runtime.h"
 
 /*
-** Values: the norms and embedding only produce correctly shaped outputs (zero-filled on cpu);
-** the cpu kernels that compute them come later. Dropout in eval returns a view of x, which is
-** already right.
+** Values: the norms and embedding compute on the cpu (cpu_norm.c) after the op is recorded, and
+** attach their gradients. Dropout in eval returns a view of x, which is already right.
 */
 
 /* A per-channel (or normalized_shape) parameter: NULL, or exactly the expected shape. */
@@ -43,6 +47,181 @@ static void norm_op(prof_Op *op, prof_OpKind kind, const pr_Tensor *x, const pr_
   if (b != NULL) op->flags |= PROF_OPF_BIAS;
 }
 
+/* {====================== values and gradients ======================} */
+
+/* Running statistics a norm reads (eval) or updates (training), with its momentum. */
+typedef struct Running {
+  pr_Tensor *mean, *var;       /* NULL: none */
+  double momentum;
+} Running;
+
+static float *at1(const pr_Tensor *t, int64_t i) {
+  return (float *)t->storage->data + t->offset + i * t->stride[0];
+}
+
+/*
+** The running statistics move towards the batch's (torch's batch_norm: momentum, and the unbiased
+** variance); instance norm averages its per-sample statistics over the batch first, as torch
+** repeats the buffers per sample and then takes their mean.
+*/
+static void update_running(const pr_NormPlan *p, const Running *run, const float *mean,
+                           const double *var) {
+  int64_t per = p->groups == 0 ? p->N * p->S : p->S, reps = p->groups == 0 ? 1 : p->N;
+  double unbias = per > 1 ? (double)per / (double)(per - 1) : NAN, m = run->momentum;
+  for (int64_t c = 0; c < p->C; c++) {
+    double mu = 0, v = 0;
+    for (int64_t r = 0; r < reps; r++) {
+      mu += mean[r * p->C + c];
+      v += var[r * p->C + c] * unbias;
+    }
+    float *rm = run->mean ? at1(run->mean, c) : NULL, *rv = run->var ? at1(run->var, c) : NULL;
+    if (rm != NULL) *rm = (float)((1 - m) * *rm + m * mu / (double)reps);
+    if (rv != NULL) *rv = (float)((1 - m) * *rv + m * v / (double)reps);
+  }
+}
+
+/* Fills out (contiguous, float32) and the per-cell statistics the backward reads. */
+static int norm_cpu(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, const Running *run,
+                    const pr_Tensor *xc, const pr_Tensor *w, const pr_Tensor *b,
+                    pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out) {
+  int64_t cells = pr_norm_cells(p);
+  float *mp = pr_f32(mean), *rp = pr_f32(rstd);
+  if (input_stats) {
+    double *var = run->mean || run->var ? malloc(sizeof *var * (size_t)(cells ? cells : 1)) : NULL;
+    if ((run->mean || run->var) && var == NULL) return pr_error(rt, "norm: out of memory");
+    pr_cpu_norm_stats(p, pr_f32(xc), mp, rp, var);
+    if (var != NULL) update_running(p, run, mp, var);
+    free(var);
+  } else {
+    /* cell k of batch_norm is channel k; of instance norm, sample k / C and channel k % C */
+    for (int64_t k = 0; k < cells; k++) {
+      mp[k] = *at1(run->mean, k % p->C);
+      rp[k] = (float)(1.0 / sqrt((double)*at1(run->var, k % p->C) + p->eps));
+    }
+  }
+  pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL, *bc = b ? pr_contiguous_data(rt, b) : NULL;
+  int rc = (w && !wc) || (b && !bc) ? PR_ERR : 0;
+  if (rc == 0)
+    pr_cpu_norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
+                      pr_f32(out));
+  pr_tensor_release(wc);
+  pr_tensor_release(bc);
+  return rc;
+}
+
+/* A new tensor of t's shape on its device, float32 gradients. */
+static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
+  return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
+}
+
+/*
+** Backward work, per element: x̂ = (x − μ)·r (2; RMS 1); gx with statistics from the input
+** ĝ = g·w (1 with a weight), Σĝ and Σĝ·x̂ (3; RMS 2), r·(ĝ − m₁ − x̂·m₂) (4; RMS 3), with fixed
+** statistics g·r (1) and ·w; gw Σ g·x̂ (2); gb Σ g (1).
+*/
+static int64_t norm_backward_flops(const pr_NormPlan *p, int input_stats, int gx, int affine,
+                                   int gw, int gb) {
+  int64_t per = 0, numel = p->N * p->C * p->S;
+  if (gx || gw) per += p->rms ? 1 : 2;
+  if (gx) per += (input_stats ? (p->rms ? 5 : 7) : 1) + affine;
+  if (gw) per += 2;
+  if (gb) per += 1;
+  return per * numel;
+}
+
+static int norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0], *w = n->saved[1], *mean = n->saved[2], *rstd = n->saved[3];
+  pr_NormPlan p = {n->args.i[1], n->args.i[2], n->args.i[3], n->args.i[4], (int)n->args.i[5], 0};
+  int input_stats = (int)n->args.i[6];
+  for (int i = 0; i < 3; i++)
+    if (n->inputs[i] != NULL && (gin[i] = grad_like(rt, n->inputs[i])) == NULL) return PR_ERR;
+  int64_t numel = p.N * p.C * p.S, es = 4, cells = pr_norm_cells(&p);
+  int64_t flops = norm_backward_flops(&p, input_stats, gin[0] != NULL, w != NULL, gin[1] != NULL,
+                                      gin[2] != NULL);
+  int64_t wrote = (gin[0] ? numel : 0) + (gin[1] ? p.C : 0) + (gin[2] ? p.C : 0);
+  char name[48];
+  snprintf(name, sizeof name, "%s_backward", n->name);
+  if (pr_record_work(rt, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
+                     es * wrote) != 0)
+    return PR_ERR;
+  if (x->device != PR_CPU) return 0;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  double *acc = gc ? calloc((size_t)(2 * p.C + 1), sizeof *acc) : NULL;
+  if (acc == NULL) {
+    pr_tensor_release(gc);
+    return pr_error(rt, "%s backward: out of memory", n->name);
+  }
+  pr_cpu_norm_backward(&p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
+                       input_stats, gin[0] ? pr_f32(gin[0]) : NULL, gin[1] ? acc : NULL,
+                       gin[2] ? acc + p.C : NULL);
+  for (int i = 1; i < 3; i++)
+    if (gin[i] != NULL)
+      for (int64_t c = 0; c < p.C; c++) pr_f32(gin[i])[c] = (float)acc[(i - 1) * p.C + c];
+  free(acc);
+  pr_tensor_release(gc);
+  return 0;
+}
+
+/*
+** Computes a norm's values on the cpu and attaches its gradient; out is the recorded result.
+** input_stats: statistics from x (else from run, which then holds both buffers).
+*/
+static pr_Tensor *norm_result(pr_Runtime *rt, pr_Tensor *out, const char *name, const pr_Tensor *x,
+                              const pr_Tensor *w, const pr_Tensor *b, const pr_NormPlan *p,
+                              int input_stats, const Running *run) {
+  if (out == NULL) return NULL;
+  pr_Tensor *xc = NULL, *mean = NULL, *rstd = NULL;
+  int cpu = out->device == PR_CPU;
+  if (cpu) {
+    int64_t cells = pr_norm_cells(p);
+    if (x->dtype != PROF_F32) {
+      pr_error(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
+      goto fail;
+    }
+    xc = pr_contiguous_data(rt, x);
+    mean = xc ? pr_tensor_new(rt, 1, &cells, PROF_F32, PR_CPU) : NULL;
+    rstd = mean ? pr_tensor_new(rt, 1, &cells, PROF_F32, PR_CPU) : NULL;
+    if (rstd == NULL || norm_cpu(rt, p, input_stats, run, xc, w, b, mean, rstd, out) != 0)
+      goto fail;
+  }
+  if (pr_needs_grad(rt, x, w, b)) {
+    const pr_Tensor *in[3] = {x, w, b};
+    pr_Node *n = pr_node_attach(rt, out, norm_backward, name, 3, in);
+    if (n == NULL) goto fail;
+    n->args.i[1] = p->N, n->args.i[2] = p->C, n->args.i[3] = p->S, n->args.i[4] = p->groups;
+    n->args.i[5] = p->rms, n->args.i[6] = input_stats;
+    if (cpu) {
+      pr_node_save(n, 0, xc);
+      pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL;
+      if (w != NULL && wc == NULL) goto fail;
+      pr_node_save(n, 1, wc);
+      pr_tensor_release(wc);
+      pr_node_save(n, 2, mean);
+      pr_node_save(n, 3, rstd);
+    } else {
+      pr_node_save_shape(rt, n, 0, x);
+      if (w != NULL) pr_node_save_shape(rt, n, 1, w);
+    }
+  }
+  pr_tensor_release(xc);
+  pr_tensor_release(mean);
+  pr_tensor_release(rstd);
+  return out;
+fail:
+  pr_tensor_release(xc);
+  pr_tensor_release(mean);
+  pr_tensor_release(rstd);
+  pr_tensor_release(out);
+  return NULL;
+}
+
+/* x [N, C, *] as a plan: N, C and the product of the rest. */
+static pr_NormPlan channel_plan(const pr_Tensor *x, int64_t groups, double eps) {
+  pr_NormPlan p = {x->shape[0], x->shape[1], 1, groups, 0, eps};
+  for (int i = 2; i < x->ndim; i++) p.S *= x->shape[i];
+  return p;
+}
+
 /* {====================== batch and instance norm ======================} */
 
 pr_Tensor *pr_batch_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *running_mean,
@@ -66,7 +245,11 @@ pr_Tensor *pr_batch_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *ru
   prof_Op op;
   norm_op(&op, PROF_OP_BATCH_NORM, x, w, b);
   if (a->training) op.flags |= PROF_OPF_TRAINING;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  /* the buffers are updated in place, as torch's are */
+  Running run = {(pr_Tensor *)running_mean, (pr_Tensor *)running_var, a->momentum};
+  pr_NormPlan p = channel_plan(x, 0, a->eps);
+  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p,
+                     a->training, &run);
 }
 
 pr_Tensor *pr_instance_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *running_mean,
@@ -93,7 +276,10 @@ pr_Tensor *pr_instance_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor 
   norm_op(&op, PROF_OP_INSTANCE_NORM, x, w, b);
   /* statistics from the input, as batch_norm's training mode */
   if (a->training) op.flags |= PROF_OPF_TRAINING;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  Running run = {(pr_Tensor *)running_mean, (pr_Tensor *)running_var, a->momentum};
+  pr_NormPlan p = channel_plan(x, x->shape[1], a->eps);
+  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p,
+                     a->training, &run);
 }
 
 /* {====================== layer, RMS and group norm ======================} */
@@ -110,7 +296,8 @@ static int check_trailing(pr_Runtime *rt, const char *op, const pr_Tensor *x, in
 }
 
 static pr_Tensor *trailing_norm(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int nshape,
-                                const int64_t *shape, const pr_Tensor *w, const pr_Tensor *b) {
+                                const int64_t *shape, const pr_Tensor *w, const pr_Tensor *b,
+                                double eps) {
   const char *name = prof_op_kind_name(kind);
   if (check_all(rt, name, x, w, b, NULL, NULL) != 0) return NULL;
   if (check_trailing(rt, name, x, nshape, shape) != 0) return NULL;
@@ -120,25 +307,30 @@ static pr_Tensor *trailing_norm(pr_Runtime *rt, prof_OpKind kind, const pr_Tenso
   prof_Op op;
   norm_op(&op, kind, x, w, b);
   op.dim = nshape;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  /* rows of the normalised elements: one group of C "channels" per row */
+  pr_NormPlan p = {0, 1, 1, 1, kind == PROF_OP_RMS_NORM, eps};
+  for (int i = 0; i < nshape; i++) p.C *= shape[i];
+  p.N = p.C > 0 ? pr_numel(x) / p.C : 0;
+  Running none = {NULL, NULL, 0};
+  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p, 1,
+                     &none);
 }
 
 pr_Tensor *pr_layer_norm(pr_Runtime *rt, const pr_Tensor *x, int nshape, const int64_t *shape,
                          const pr_Tensor *w, const pr_Tensor *b, double eps) {
-  (void)eps;
-  return trailing_norm(rt, PROF_OP_LAYER_NORM, x, nshape, shape, w, b);
+  return trailing_norm(rt, PROF_OP_LAYER_NORM, x, nshape, shape, w, b, eps);
 }
 
 pr_Tensor *pr_rms_norm(pr_Runtime *rt, const pr_Tensor *x, int nshape, const int64_t *shape,
                        const pr_Tensor *w, double eps) {
-  (void)eps;
-  return trailing_norm(rt, PROF_OP_RMS_NORM, x, nshape, shape, w, NULL);
+  /* eps NaN (None): the machine epsilon of the dtype, as torch's rms_norm */
+  if (eps != eps) eps = x->dtype == PROF_F64 ? DBL_EPSILON : FLT_EPSILON;
+  return trailing_norm(rt, PROF_OP_RMS_NORM, x, nshape, shape, w, NULL, eps);
 }
 
 pr_Tensor *pr_group_norm(pr_Runtime *rt, const pr_Tensor *x, int64_t groups, const pr_Tensor *w,
                          const pr_Tensor *b, double eps) {
   char sx[96];
-  (void)eps;
   const char *name = "group_norm";
   if (check_all(rt, name, x, w, b, NULL, NULL) != 0) return NULL;
   if (check_channels(rt, name, x) != 0) return NULL;
@@ -151,10 +343,30 @@ pr_Tensor *pr_group_norm(pr_Runtime *rt, const pr_Tensor *x, int64_t groups, con
   prof_Op op;
   norm_op(&op, PROF_OP_GROUP_NORM, x, w, b);
   op.groups = groups;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_NormPlan p = channel_plan(x, groups, eps);
+  Running none = {NULL, NULL, 0};
+  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p, 1,
+                     &none);
 }
 
 /* {====================== embedding, dropout ======================} */
+
+/* The rows' gradients scatter-added into a dense [V, D] gradient; padding_idx's row gets none. */
+static int embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *idx = n->saved[0], *w = n->inputs[1];
+  if ((gin[1] = grad_like(rt, w)) == NULL) return PR_ERR;
+  /* one add per gathered element; reads g and the indices, writes the table */
+  int64_t rows = pr_numel(idx), d = w->shape[1];
+  if (pr_record_work(rt, "embedding_backward", 0, rows * d,
+                     4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
+    return PR_ERR;
+  if (w->device != PR_CPU) return 0;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  pr_cpu_embedding_backward(idx, pr_f32(gc), d, n->args.i[0], pr_f32(gin[1]));
+  pr_tensor_release(gc);
+  return 0;
+}
 
 pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tensor *w,
                         const int64_t *padding_idx) {
@@ -179,9 +391,58 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   int64_t shape[PR_MAX_DIMS];
   for (int i = 0; i < indices->ndim; i++) shape[i] = indices->shape[i];
   shape[indices->ndim] = w->shape[1];
+  /* a bad index fails before anything is recorded */
+  if (w->device == PR_CPU) {
+    if (w->dtype != PROF_F32)
+      return pr_fail(rt, "embedding: cpu kernels compute float32, got %s",
+                     prof_dtype_name(w->dtype));
+    if (pr_cpu_embedding_check(rt, indices, v) != 0) return NULL;
+  }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_EMBEDDING, indices, w, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, indices->ndim + 1, shape, w->dtype, w->device));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, indices->ndim + 1, shape, w->dtype,
+                                                        w->device));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && pr_cpu_embedding(rt, indices, w, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (!pr_needs_grad(rt, w, NULL, NULL)) return out;
+  const pr_Tensor *in[2] = {NULL, w};
+  pr_Node *n = pr_node_attach(rt, out, embedding_backward, "embedding", 2, in);
+  pr_Tensor *ic = n != NULL ? pr_contiguous_data(rt, indices) : NULL;
+  if (ic == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  n->args.i[0] = padding_idx == NULL ? -1 : *padding_idx < 0 ? *padding_idx + v : *padding_idx;
+  pr_node_save(n, 0, ic);
+  pr_tensor_release(ic);
+  return out;
+}
+
+/* The gradient goes where the values went: g times the saved mask (0 or 1/(1-p)). */
+static int dropout_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  gin[0] = pr_binary(rt, PROF_OP_MUL, g, n->saved[0], 0, 0, 0);
+  return gin[0] != NULL ? 0 : PR_ERR;
+}
+
+/*
+** out = x · mask with a Bernoulli keep-mask drawn from the runtime's generator (so manual_seed
+** repeats it), kept elements scaled by 1/(1-p) to keep the expectation (p = 1: all dropped).
+** Returns the mask (contiguous, for the backward) or NULL.
+*/
+static pr_Tensor *dropout_cpu(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *out) {
+  pr_Tensor *mask = pr_tensor_like(rt, x);
+  if (mask == NULL) return NULL;
+  float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f, *m = pr_f32(mask);
+  for (int64_t i = 0, n = pr_numel(mask); i < n; i++)
+    m[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
+  if (pr_cpu_binary(rt, PROF_OP_MUL, x, mask, 0, 0, out) != 0) {
+    pr_tensor_release(mask);
+    return NULL;
+  }
+  return mask;
 }
 
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training) {
@@ -189,11 +450,27 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
     return pr_fail(rt, "dropout: probability has to be between 0 and 1, got %g", p);
   prof_Op op;
   pr_op_begin(&op, PROF_OP_DROPOUT, x, NULL, NULL);
-  if (training && p > 0.0) {
-    if (pr_check_float(rt, "dropout", "input", x) != 0) return NULL;
-    op.flags |= PROF_OPF_TRAINING;
-    return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  /* the identity: PyTorch hands back x itself, values and gradient path included */
+  if (!training || p == 0.0) return pr_op_finish(rt, &op, pr_tensor_retain((pr_Tensor *)x));
+  if (pr_check_float(rt, "dropout", "input", x) != 0) return NULL;
+  op.flags |= PROF_OPF_TRAINING;
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x)), *mask = NULL;
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && (mask = dropout_cpu(rt, x, p, out)) == NULL) {
+    pr_tensor_release(out);
+    return NULL;
   }
-  /* the identity: PyTorch hands back x itself; a view keeps x's values on cpu */
-  return pr_op_finish(rt, &op, pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset));
+  if (pr_needs_grad(rt, x, NULL, NULL)) {
+    pr_Node *n = pr_node_attach(rt, out, dropout_backward, "dropout", 1, &x);
+    if (n == NULL) {
+      pr_tensor_release(out);
+      out = NULL;
+    } else if (mask != NULL) {
+      pr_node_save(n, 0, mask);
+    } else {
+      pr_node_save_shape(rt, n, 0, x);   /* meta: the product's shape is all the backward needs */
+    }
+  }
+  pr_tensor_release(mask);
+  return out;
 }

@@ -1,16 +1,133 @@
-/* ops_pointwise.c — elementwise unary and binary ops, softmax: shapes, checks and records. */
+/* ops_pointwise.c — elementwise unary and binary ops, prelu, softmax: checks, records, gradients */
 #include "runtime.h"
 
-pr_Tensor *pr_unary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double alpha) {
-  (void)alpha;   /* only the cpu kernels read it */
+/* {====================== gradients computed by fused kernels ======================} */
+
+/*
+** A tensor shaped like g for a fused cpu kernel to fill with a gradient; the work is recorded as
+** the backward op name (PROF_OP_CUSTOM) with the given flops, reading nread tensors of g's size.
+** Meta: only the record and the shape.
+*/
+static pr_Tensor *grad_result(pr_Runtime *rt, const char *name, const pr_Tensor *g, int64_t flops,
+                              int nread) {
+  int64_t bytes = pr_numel(g) * prof_dtype_size(g->dtype);
+  if (pr_record_work(rt, name, 0, flops, nread * bytes, bytes) != 0) return NULL;
+  return pr_tensor_like(rt, g);
+}
+
+/*
+** Backward names and flops per element under the exact conventions (one per arithmetic op,
+** comparison or transcendental), the final multiply by g included.
+*/
+static const struct {
+  const char *name;
+  int flops;
+} unary_grad[PROF_OP_KIND_COUNT] = {
+    [PROF_OP_RELU] = {"relu_backward", 1},             /* x > 0 selects g */
+    [PROF_OP_RELU6] = {"relu6_backward", 2},           /* two comparisons */
+    [PROF_OP_LEAKY_RELU] = {"leaky_relu_backward", 2}, /* compare, g·slope */
+    [PROF_OP_ELU] = {"elu_backward", 4},               /* compare, exp, ·alpha, ·g */
+    [PROF_OP_GELU] = {"gelu_backward", 11},            /* cdf 4, pdf 4, x·pdf, add, ·g */
+    [PROF_OP_SILU] = {"silu_backward", 9},             /* sigmoid 4, 1 - s, x·, 1 +, s·, ·g */
+    [PROF_OP_TANH] = {"tanh_backward", 3},             /* y², 1 -, ·g */
+    [PROF_OP_SIGMOID] = {"sigmoid_backward", 3},       /* 1 - y, y·, ·g */
+    [PROF_OP_SOFTPLUS] = {"softplus_backward", 6},     /* ·beta, compare, neg, exp, 1 +, g / */
+    [PROF_OP_HARDSWISH] = {"hardswish_backward", 5},   /* two comparisons, x/3, + 0.5, ·g */
+    /* mish: tanh(softplus) 4, sigmoid 4, 1 - t² 2, x·s·() 2, t +, ·g */
+    [PROF_OP_MISH] = {"mish_backward", 14},
+    [PROF_OP_NEG] = {"neg_backward", 1},
+    [PROF_OP_EXP] = {"exp_backward", 1},               /* g·y */
+    [PROF_OP_LOG] = {"log_backward", 1},               /* g / x */
+    [PROF_OP_SQRT] = {"sqrt_backward", 2},             /* g / (2y) */
+    [PROF_OP_RSQRT] = {"rsqrt_backward", 4},           /* -0.5·g·y³ */
+    [PROF_OP_ABS] = {"abs_backward", 2},               /* sign, ·g */
+    [PROF_OP_SIN] = {"sin_backward", 2},               /* cos, ·g */
+    [PROF_OP_COS] = {"cos_backward", 3},               /* sin, neg, ·g */
+    [PROF_OP_ERF] = {"erf_backward", 5},               /* x², neg, exp, ·2/sqrt(pi), ·g */
+    [PROF_OP_RECIPROCAL] = {"reciprocal_backward", 3}, /* y², neg, ·g */
+    [PROF_OP_CLAMP] = {"clamp_backward", 2},           /* two comparisons */
+};
+
+/* Kinds whose derivative is cheaper from the output than from the input. */
+static int grad_reads_output(prof_OpKind kind) {
+  return kind == PROF_OP_EXP || kind == PROF_OP_TANH || kind == PROF_OP_SIGMOID ||
+         kind == PROF_OP_SQRT || kind == PROF_OP_RSQRT || kind == PROF_OP_RECIPROCAL;
+}
+
+static int unary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  prof_OpKind kind = (prof_OpKind)n->args.i[0];
+  pr_Tensor *gx = grad_result(rt, unary_grad[kind].name, g, pr_numel(g) * unary_grad[kind].flops,
+                              n->saved[1] != NULL ? 3 : 2);
+  if (gx != NULL && gx->device == PR_CPU &&
+      pr_cpu_unary_backward(rt, kind, n->saved[0], n->saved[1], g, n->args.f[0], n->args.f[1],
+                            gx) != 0) {
+    pr_tensor_release(gx);
+    gx = NULL;
+  }
+  gin[0] = gx;
+  return gx != NULL ? 0 : PR_ERR;
+}
+
+/* {====================== unary ops, prelu, softmax ======================} */
+
+pr_Tensor *pr_unary_ex(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double a, double b,
+                       uint32_t flags) {
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  op.flags |= flags;
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && pr_cpu_unary(rt, kind, x, a, b, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *n = pr_node_attach(rt, out, unary_backward, prof_op_kind_name(kind), 1, &x);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  n->args.i[0] = kind;
+  n->args.f[0] = a;
+  n->args.f[1] = b;
+  pr_node_save(n, 0, (pr_Tensor *)x);
+  if (grad_reads_output(kind)) pr_node_save(n, 1, out);
+  return out;
+}
+
+pr_Tensor *pr_unary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double alpha) {
+  return pr_unary_ex(rt, kind, x, alpha, kind == PROF_OP_SOFTPLUS ? 20.0 : 0.0, 0);
 }
 
 pr_Tensor *pr_clamp(pr_Runtime *rt, const pr_Tensor *x, double lo, double hi) {
   if (lo > hi) return pr_fail(rt, "clamp: min %g is larger than max %g", lo, hi);
-  return pr_unary(rt, PROF_OP_CLAMP, x, 0);
+  return pr_unary_ex(rt, PROF_OP_CLAMP, x, lo, hi, 0);
+}
+
+/* dx = x > 0 ? g : w·g; dw = the sum of x·g where x <= 0, per channel (or over everything). */
+static int prelu_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0], *w = n->saved[1];
+  int cpu = g->device == PR_CPU;
+  int64_t flops = 2 * pr_numel(g);   /* per element: compare, multiply */
+  if (n->inputs[0] != NULL) {
+    gin[0] = grad_result(rt, "prelu_backward", g, flops, 2);
+    if (gin[0] == NULL || (cpu && pr_cpu_prelu_backward(rt, x, w, g, gin[0], NULL) != 0))
+      return PR_ERR;   /* the caller releases what gin holds */
+  }
+  if (n->inputs[1] != NULL) {
+    pr_Tensor *t = grad_result(rt, "prelu_backward", g, flops, 2), *s = NULL;
+    if (t != NULL && (!cpu || pr_cpu_prelu_backward(rt, x, w, g, NULL, t) == 0)) {
+      int dims[PR_MAX_DIMS], nd = 0;
+      for (int d = 0; pr_numel(w) > 1 && d < x->ndim; d++)
+        if (d != 1) dims[nd++] = d;
+      s = pr_reduce(rt, PROF_OP_SUM, t, pr_numel(w) > 1 ? nd : 0, dims, 0, 0);
+    }
+    gin[1] = s ? pr_reshape(rt, s, w->ndim, w->shape, 0) : NULL;
+    pr_tensor_release(t);
+    pr_tensor_release(s);
+    if (gin[1] == NULL) return PR_ERR;
+  }
+  return 0;
 }
 
 pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w) {
@@ -22,7 +139,43 @@ pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w) {
                    pr_shape_str(w, sw, sizeof sw), (long long)c, pr_shape_str(x, sx, sizeof sx));
   prof_Op op;
   pr_op_begin(&op, PROF_OP_PRELU, x, w, NULL);
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && pr_cpu_prelu(rt, x, w, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (!pr_needs_grad(rt, x, w, NULL)) return out;
+  const pr_Tensor *in[2] = {x, w};
+  pr_Node *n = pr_node_attach(rt, out, prelu_backward, "prelu", 2, in);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  pr_node_save(n, 0, (pr_Tensor *)x);
+  pr_node_save(n, 1, (pr_Tensor *)w);
+  return out;
+}
+
+/*
+** From the saved output y, per row of n: softmax g·y, sum, g - s, y·(): 4n - 1 flops;
+** log_softmax sum, exp(y), ·s, g - : 4n - 1 as well.
+*/
+static int softmax_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  prof_OpKind kind = (prof_OpKind)n->args.i[0];
+  int d = (int)n->args.i[1];
+  int64_t len = g->ndim > 0 ? g->shape[d] : 1, numel = pr_numel(g);
+  int64_t flops = len > 0 ? 4 * numel - numel / len : 0;
+  pr_Tensor *gx = grad_result(rt, kind == PROF_OP_SOFTMAX ? "softmax_backward"
+                                                          : "log_softmax_backward",
+                              g, flops, 2);
+  if (gx != NULL && gx->device == PR_CPU &&
+      pr_cpu_softmax_backward(rt, kind, n->saved[0], g, d, gx) != 0) {
+    pr_tensor_release(gx);
+    gx = NULL;
+  }
+  gin[0] = gx;
+  return gx != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int dim) {
@@ -34,7 +187,22 @@ pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int 
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
   op.dim = d;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && pr_cpu_softmax(rt, kind, x, d, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *n = pr_node_attach(rt, out, softmax_backward, prof_op_kind_name(kind), 1, &x);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  n->args.i[0] = kind;
+  n->args.i[1] = d;
+  pr_node_save(n, 0, out);
+  return out;
 }
 
 /* {====================== binary ops ======================} */
@@ -58,6 +226,10 @@ static pr_Tensor *as_dtype(pr_Runtime *rt, const pr_Tensor *t, int dt) {
 /* g * x as a new tensor (x NULL: g * s). */
 static pr_Tensor *mul(pr_Runtime *rt, const pr_Tensor *g, const pr_Tensor *x, double s) {
   return pr_binary(rt, PROF_OP_MUL, g, x, s, 0, 0);
+}
+
+static const char *name_backward(prof_OpKind kind) {
+  return kind == PROF_OP_MAXIMUM ? "maximum_backward" : "minimum_backward";
 }
 
 /* Gradients of a op b: each reduced back to its operand's shape (broadcasting summed away). */
@@ -107,8 +279,17 @@ static int binary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
       }
       break;
     case PROF_OP_MAXIMUM:
-    case PROF_OP_MINIMUM:
-      return pr_error(rt, "%s backward: not differentiable here", prof_op_kind_name(kind));
+    case PROF_OP_MINIMUM:              /* in the broadcast shape; summed back below */
+      /* per element and gradient: compare for the tie, compare for the loser, halve */
+      if (want_a) ga = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
+      if (want_b) gb = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
+      if (g->device == PR_CPU && (want_a ? ga != NULL : 1) && (want_b ? gb != NULL : 1) &&
+          pr_cpu_extremum_backward(rt, kind, a, b, s, g, ga, gb) != 0) {
+        pr_tensor_release(ga);
+        pr_tensor_release(gb);
+        ga = gb = NULL;
+      }
+      break;
     default:
       return pr_error(rt, "%s backward: unsupported", prof_op_kind_name(kind));
   }

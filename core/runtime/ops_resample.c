@@ -1,18 +1,77 @@
-/* ops_resample.c — interpolate (upsample / downsample): output size, PyTorch's checks, record. */
+/* ops_resample.c — interpolate (up/downsampling): sizes, PyTorch's checks, values, gradient. */
 #include <math.h>
+#include <string.h>
 
 #include "runtime.h"
-
-/*
-** Values: interpolate only produces correctly shaped outputs (zero-filled on cpu); the cpu
-** kernels that compute them come later.
-*/
 
 static const char *const mode_names[] = {"nearest", "linear", "bilinear", "bicubic", "trilinear",
                                          "area"};
 
 /* Spatial dims each mode needs (0: any of 1 to 3), as PyTorch checks them. */
 static const int mode_nsp[] = {0, 1, 2, 2, 3, 0};
+
+/* The op as the forward records it (the backward reuses it to count the forward's work). */
+static void interp_op(prof_Op *op, const pr_Tensor *x, int mode, int size_given, int size_scalar,
+                      int nscale, const double *scale) {
+  pr_op_begin(op, PROF_OP_INTERPOLATE, x, NULL, NULL);
+  op->mode = mode;
+  if (size_given) {
+    op->flags |= PROF_OPF_SIZE_GIVEN;
+    if (size_scalar) op->flags |= PROF_OPF_SIZE_SCALAR;
+  } else {
+    op->scale_count = nscale;
+    for (int i = 0; i < nscale; i++) op->scale[i] = scale[i];
+  }
+}
+
+/* Planes N·C of x to out, spatial axes padded to three from the front. */
+static void resample_geom(pr_ResampleGeom *g, const pr_Tensor *x, const pr_Tensor *out, int mode,
+                          int align_corners, const double *scale) {
+  int nsp = x->ndim - 2;
+  memset(g, 0, sizeof *g);
+  g->planes = x->shape[0] * x->shape[1];
+  g->mode = mode;
+  g->align_corners = align_corners;
+  for (int i = 0; i < 3; i++) {
+    int j = i - (3 - nsp);
+    g->in[i] = j >= 0 ? x->shape[2 + j] : 1;
+    g->out[i] = j >= 0 ? out->shape[2 + j] : 1;
+    g->scale[i] = j >= 0 ? scale[j] : 0;
+  }
+}
+
+/*
+** The backward records one custom op carrying the forward's count (each weighted tap read has its
+** weighted add back; nearest counts 0 as it does forward), reading gy and writing gx.
+*/
+static int interpolate_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *x = n->saved[0];
+  const int64_t *v = n->args.i;
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_CUSTOM, g, NULL, NULL);
+  if (rt->rec != NULL) {
+    prof_Op fwd;
+    interp_op(&fwd, x, (int)v[0], (int)v[2], (int)v[3], (int)v[4], n->args.f + 3);
+    pr_operand(g, &fwd.out);
+    if (prof_op_count(rt->rec, &fwd) != PROF_OK)
+      return pr_error(rt, "interpolate backward: %s", prof_errmsg(rt->rec));
+    op.flops = fwd.flops;
+    op.bytes_read = fwd.bytes_written;
+    op.bytes_written = fwd.bytes_read;
+  }
+  pr_Tensor *gx = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device));
+  if (gx == NULL) return PR_ERR;
+  if (gx->device == PR_CPU) {
+    pr_ResampleGeom geo;
+    resample_geom(&geo, x, g, (int)v[0], (int)v[1], n->args.f);
+    if (pr_cpu_interpolate_backward(rt, g, &geo, gx) != 0) {
+      pr_tensor_release(gx);
+      return PR_ERR;
+    }
+  }
+  gin[0] = gx;
+  return 0;
+}
 
 pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArgs *a) {
   char sx[96];
@@ -58,14 +117,35 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
                      pr_shape_str(x, sx, sizeof sx));
   }
   prof_Op op;
-  pr_op_begin(&op, PROF_OP_INTERPOLATE, x, NULL, NULL);
-  op.mode = a->mode;
-  if (a->nsize > 0) {
-    op.flags |= PROF_OPF_SIZE_GIVEN;
-    if (a->size_scalar) op.flags |= PROF_OPF_SIZE_SCALAR;
-  } else {
-    op.scale_count = a->nscale;
-    for (int i = 0; i < a->nscale; i++) op.scale[i] = a->scale[i];
+  interp_op(&op, x, a->mode, a->nsize > 0, a->size_scalar, a->nscale, a->scale);
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  if (out == NULL) return NULL;
+  /* the kernels get the factor per axis (PyTorch passes the caller's factors on unless
+     recompute_scale_factor, or area mode, asks for sizes) */
+  pr_ResampleGeom geo;
+  double scale[3] = {0, 0, 0};
+  for (int i = 0; i < nsp && a->nsize == 0 && a->mode != PROF_INTERP_AREA; i++)
+    scale[i] = a->scale[a->scale_scalar ? 0 : i];
+  resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
+  if (out->device == PR_CPU && pr_cpu_interpolate(rt, x, &geo, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
   }
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *node = pr_node_attach(rt, out, interpolate_backward, "interpolate", 1, &x);
+  if (node == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  pr_node_save_shape(rt, node, 0, x);
+  node->args.i[0] = a->mode;
+  node->args.i[1] = a->align_corners > 0;
+  node->args.i[2] = a->nsize > 0;
+  node->args.i[3] = a->size_scalar;
+  node->args.i[4] = a->nscale;
+  for (int i = 0; i < 3; i++) {
+    node->args.f[i] = scale[i];
+    node->args.f[3 + i] = a->scale[i];
+  }
+  return out;
 }

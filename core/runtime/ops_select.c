@@ -1,10 +1,7 @@
-/* ops_select.c — elementwise selection: masked_fill, where, triu and tril. */
+/* ops_select.c — elementwise selection: masked_fill, where, triu and tril: values and gradients. */
 #include <string.h>
 
 #include "runtime.h"
-
-/* Values: these only produce correctly shaped outputs (zero-filled on cpu); the cpu kernels that
-   compute them come later. */
 
 /* {====================== masked_fill, where, triu, tril ======================} */
 
@@ -30,9 +27,51 @@ static int check_bool(pr_Runtime *rt, const char *name, const char *what, const 
                   prof_dtype_name(t->dtype));
 }
 
+/* The gradient that passes a selection: g masked like the forward, summed back to x's shape. */
+static int select_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *cond = n->saved[0];
+  int rc = 0;
+  for (int i = 0; i < 2; i++) {
+    if (n->inputs[i] == NULL) continue;
+    /* masked_fill: where the mask is set x got nothing; where: a takes cond, b the rest */
+    pr_Tensor *m = n->args.i[0] ? pr_masked_fill(rt, g, cond, 0)
+                                : pr_where(rt, cond, i == 0 ? g : NULL, i == 1 ? g : NULL, 0, 0);
+    gin[i] = m ? pr_sum_to(rt, m, n->saved[1 + i]) : NULL;
+    pr_tensor_release(m);
+    if (gin[i] == NULL) rc = PR_ERR;
+  }
+  return rc;
+}
+
+/* Attaches select_backward to out for the value inputs a, b (either NULL) chosen by cond. */
+static pr_Tensor *select_grad(pr_Runtime *rt, pr_Tensor *out, const char *name, int masked,
+                              const pr_Tensor *cond, const pr_Tensor *a, const pr_Tensor *b) {
+  if (out == NULL || !pr_needs_grad(rt, a, b, NULL)) return out;
+  const pr_Tensor *in[2] = {a, b};
+  pr_Node *n = pr_node_attach(rt, out, select_backward, name, 2, in);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  n->args.i[0] = masked;
+  pr_node_save(n, 0, (pr_Tensor *)cond);
+  pr_node_save_shape(rt, n, 1, a);
+  pr_node_save_shape(rt, n, 2, b);
+  return out;
+}
+
+/* Computes out = cond ? a : b on cpu; on failure releases out. */
+static pr_Tensor *where_values(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a,
+                               const pr_Tensor *b, double sa, double sb, pr_Tensor *out) {
+  if (out != NULL && out->device == PR_CPU && pr_cpu_where(rt, cond, a, b, sa, sb, out) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  return out;
+}
+
 pr_Tensor *pr_masked_fill(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *mask,
                           double value) {
-  (void)value;
   if (check_bool(rt, "masked_fill", "mask", mask) != 0) return NULL;
   if (mask->device != x->device)
     return pr_fail(rt, "masked_fill: mask is on %s, input on %s", pr_device_name(mask->device),
@@ -42,13 +81,14 @@ pr_Tensor *pr_masked_fill(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *m
   if (pr_broadcast_shapes(rt, "masked_fill", x->ndim, x->shape, mask->ndim, mask->shape, &n,
                           shape) != 0)
     return NULL;
-  return select_result(rt, "masked_fill", x, mask, NULL,
-                       pr_tensor_new(rt, n, shape, x->dtype, x->device));
+  pr_Tensor *out = select_result(rt, "masked_fill", x, mask, NULL,
+                                 pr_tensor_new(rt, n, shape, x->dtype, x->device));
+  out = where_values(rt, mask, NULL, x, value, 0, out);
+  return select_grad(rt, out, "masked_fill", 1, mask, x, NULL);
 }
 
 pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, const pr_Tensor *b,
                     double sa, double sb) {
-  (void)sa, (void)sb;
   if (check_bool(rt, "where", "condition", cond) != 0) return NULL;
   const pr_Tensor *t[2] = {a, b};
   int n = cond->ndim, dtype = a != NULL ? a->dtype : b != NULL ? b->dtype : rt->default_dtype;
@@ -65,17 +105,58 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
   if (a != NULL && b != NULL && a->dtype != b->dtype)
     return pr_fail(rt, "where: expected both values of one dtype, got %s and %s",
                    prof_dtype_name(a->dtype), prof_dtype_name(b->dtype));
-  return select_result(rt, "where", cond, a, b, pr_tensor_new(rt, n, shape, dtype, cond->device));
+  pr_Tensor *out = select_result(rt, "where", cond, a, b,
+                                 pr_tensor_new(rt, n, shape, dtype, cond->device));
+  out = where_values(rt, cond, a, b, sa, sb, out);
+  return select_grad(rt, out, "where", 0, cond, a, b);
+}
+
+/* Zeroes what lies outside the triangle of every matrix of the contiguous out. */
+static void triangle_cpu(pr_Tensor *out, int64_t diagonal, int upper) {
+  int64_t rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1];
+  int64_t mats = rows * cols > 0 ? pr_numel(out) / (rows * cols) : 0;
+  size_t es = (size_t)prof_dtype_size(out->dtype);
+  char *p = (char *)out->storage->data;
+  for (int64_t m = 0; m < mats; m++) {
+    for (int64_t r = 0; r < rows; r++, p += es * (size_t)cols) {
+      /* triu keeps c - r >= diagonal, tril keeps c - r <= diagonal */
+      int64_t edge = r + diagonal + (upper ? 0 : 1);   /* first column kept (triu) / dropped */
+      edge = edge < 0 ? 0 : edge > cols ? cols : edge;
+      if (upper) memset(p, 0, es * (size_t)edge);
+      else memset(p + es * (size_t)edge, 0, es * (size_t)(cols - edge));
+    }
+  }
+}
+
+static int triangle_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  gin[0] = pr_triangle(rt, g, n->args.i[0], (int)n->args.i[1]);
+  return gin[0] != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int upper) {
   char sx[96];
   const char *name = upper ? "triu" : "tril";
-  (void)diagonal;
   if (x->ndim < 2)
     return pr_fail(rt, "%s: input %s needs at least 2 dims", name, pr_shape_str(x, sx, sizeof sx));
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
   op.name = name;
-  return pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU) {
+    if (pr_cpu_copy_into(rt, out, x) != 0) {
+      pr_tensor_release(out);
+      return NULL;
+    }
+    triangle_cpu(out, diagonal, upper);
+  }
+  if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
+  pr_Node *n = pr_node_attach(rt, out, triangle_backward, name, 1, &x);
+  if (n == NULL) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  n->args.i[0] = diagonal;
+  n->args.i[1] = upper;
+  return out;
 }

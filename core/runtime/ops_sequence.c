@@ -5,8 +5,8 @@
 
 #include "runtime.h"
 
-/* Values: attention and the recurrent layers only produce correctly shaped outputs (zero-filled
-   on cpu); the cpu kernels that compute them come later. */
+/* Values: attention computes on the cpu through sgemm (cpu_attn.c has its softmax), the
+   recurrent layers and cells through cpu_rnn.c; all attach their gradients. */
 
 /* {====================== scaled dot-product attention ======================} */
 
@@ -65,6 +65,221 @@ static int check_mask(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *m, in
   if (ok) return 0;
   return pr_error(rt, "%s: attn_mask %s does not broadcast to %s", name,
                   pr_shape_str(m, sm, sizeof sm), pr_dims_str(nd, want, sw, sizeof sw));
+}
+
+/* A contiguous view of base's storage from offset, of the given shape. */
+static pr_Tensor *contig_view(pr_Runtime *rt, const pr_Tensor *base, int nd, const int64_t *shape,
+                              int64_t offset) {
+  int64_t stride[PR_MAX_DIMS], s = 1;
+  for (int i = nd - 1; i >= 0; i--) {
+    stride[i] = s;
+    s *= shape[i];
+  }
+  return pr_tensor_view(rt, base, nd, shape, stride, base->offset + offset);
+}
+
+/* [batch..., H, X, Y] (nb batch dims, heads last) as [batch..., H / group, group, X, Y]. */
+static int split_heads(int nb, const int64_t *shape, int64_t group, int64_t *out) {
+  for (int i = 0; i < nb - 1; i++) out[i] = shape[i];
+  out[nb - 1] = shape[nb - 1] / group;
+  out[nb] = group;
+  out[nb + 1] = shape[nb];
+  out[nb + 2] = shape[nb + 1];
+  return nb + 3;
+}
+
+/*
+** How the batched products see q, k and v. Under grouped-query attention q's head dim splits
+** into [Hk, group] and k, v gain a size-1 group dim, so that broadcasting serves each key head
+** to the group of query heads after it (torch's repeat_interleave of k and v).
+*/
+static int attn_views(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const pr_Tensor *v,
+                      int64_t group, pr_Tensor **qv, pr_Tensor **kv, pr_Tensor **vv) {
+  if (group <= 1) {
+    *qv = pr_tensor_retain((pr_Tensor *)q);
+    *kv = pr_tensor_retain((pr_Tensor *)k);
+    *vv = pr_tensor_retain((pr_Tensor *)v);
+    return 0;
+  }
+  int64_t shape[PR_MAX_DIMS + 1];
+  int nd = split_heads(q->ndim - 2, q->shape, group, shape);
+  *qv = pr_reshape(rt, q, nd, shape, 0);
+  *kv = *qv ? pr_unsqueeze(rt, k, k->ndim - 2) : NULL;
+  *vv = *kv ? pr_unsqueeze(rt, v, v->ndim - 2) : NULL;
+  return *vv != NULL ? 0 : PR_ERR;
+}
+
+static void release3(pr_Tensor *a, pr_Tensor *b, pr_Tensor *c) {
+  pr_tensor_release(a);
+  pr_tensor_release(b);
+  pr_tensor_release(c);
+}
+
+/* a·b as a recorded matmul, ta / tb: that operand with its last two dims swapped (a view). */
+static pr_Tensor *mm_t(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, int ta, int tb) {
+  pr_Tensor *at = ta ? pr_transpose(rt, a, -2, -1) : pr_tensor_retain((pr_Tensor *)a);
+  pr_Tensor *bt = at && tb ? pr_transpose(rt, b, -2, -1) : at ? pr_tensor_retain((pr_Tensor *)b)
+                                                            : NULL;
+  pr_Tensor *p = bt ? pr_matmul(rt, at, bt) : NULL;
+  pr_tensor_release(at);
+  pr_tensor_release(bt);
+  return p;
+}
+
+/* t summed over the dims it broadcast from like (a view's shape), then shaped as orig. */
+static pr_Tensor *reduce_to(pr_Runtime *rt, pr_Tensor *t, const pr_Tensor *like,
+                            const pr_Tensor *orig) {
+  pr_Tensor *s = t ? pr_sum_to(rt, t, like) : NULL;
+  pr_Tensor *r = s ? pr_reshape(rt, s, orig->ndim, orig->shape, 0) : NULL;
+  pr_tensor_release(t);
+  pr_tensor_release(s);
+  return r;
+}
+
+/*
+** O = A·V with A the (dropped) softmax of S = scale·Q·Kᵀ: gA = gO·Vᵀ, gV = Aᵀ·gO, gS from the
+** softmax (cpu_attn.c), gQ = gS·K, gK = gSᵀ·Q; the four products are recorded matmuls, each
+** summed back over the dims its operand broadcast over (batch dims, grouped heads).
+*/
+static int sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *q = n->saved[0], *k = n->saved[1], *v = n->saved[2], *pa = n->saved[3];
+  int64_t group = n->args.i[0], sshape[PR_MAX_DIMS], split[PR_MAX_DIMS + 1];
+  int nb = (int)n->args.i[1], drop = (int)n->args.i[2], nd = nb + 2;
+  for (int i = 0; i < nd; i++) sshape[i] = n->args.i[3 + i];
+  double scale = n->args.f[0], p = n->args.f[1];
+  pr_Tensor *qv = NULL, *kv = NULL, *vv = NULL, *gs = NULL, *P = NULL, *A = NULL, *gA = NULL;
+  pr_Tensor *gS = NULL;
+  int rc = PR_ERR;
+  if (group > 1) nd = split_heads(nb, sshape, group, split);
+  else memcpy(split, sshape, sizeof sshape);
+  int64_t numel = pr_numel(pa) / (drop ? 2 : 1), S = sshape[nb + 1];
+  P = contig_view(rt, pa, nd, split, 0);
+  A = P && drop ? contig_view(rt, pa, nd, split, numel) : P ? pr_tensor_retain(P) : NULL;
+  if (A == NULL || attn_views(rt, q, k, v, group, &qv, &kv, &vv) != 0) goto end;
+  if (group > 1) {
+    int64_t gshape[PR_MAX_DIMS + 1];
+    split_heads(nb, g->shape, group, gshape);
+    gs = pr_reshape(rt, g, nd, gshape, 0);
+  } else {
+    gs = pr_tensor_retain((pr_Tensor *)g);
+  }
+  if (gs == NULL || (gA = mm_t(rt, gs, vv, 0, 1)) == NULL) goto end;
+  if ((gS = pr_tensor_new(rt, gA->ndim, gA->shape, PROF_F32, gA->device)) == NULL) goto end;
+  /* per score: the dropout mask (1), gP·P and its row sum (2), the difference, ·P and ·scale (3) */
+  if (pr_record_work(rt, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
+                     4 * numel * (2 + drop), 4 * numel) != 0)
+    goto end;
+  if (gS->device == PR_CPU)
+    pr_cpu_attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
+                                 S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
+  if (n->inputs[0] != NULL) {
+    /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */
+    int64_t qshape[PR_MAX_DIMS];
+    memcpy(qshape, sshape, sizeof qshape);
+    qshape[nb + 1] = q->shape[q->ndim - 1];
+    pr_Tensor *t = mm_t(rt, gS, kv, 0, 0), *j = t ? pr_reshape(rt, t, nb + 2, qshape, 0) : NULL;
+    pr_tensor_release(t);
+    if ((gin[0] = reduce_to(rt, j, q, q)) == NULL) goto end;
+  }
+  if (n->inputs[1] != NULL && (gin[1] = reduce_to(rt, mm_t(rt, gS, qv, 1, 0), kv, k)) == NULL)
+    goto end;
+  if (n->inputs[2] != NULL && (gin[2] = reduce_to(rt, mm_t(rt, A, gs, 1, 0), vv, v)) == NULL)
+    goto end;
+  rc = 0;
+end:
+  release3(qv, kv, vv);
+  release3(gs, P, A);
+  release3(gA, gS, NULL);
+  return rc;
+}
+
+/*
+** The values on the cpu: S = scale·Q·Kᵀ by sgemm into the scores, masked and softmaxed in place,
+** dropped into A, then O = A·V by sgemm. The scores (and A) are kept for the backward.
+*/
+static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const pr_Tensor *v,
+                    const pr_SdpaArgs *a, double scale, int nb, const int64_t *sshape,
+                    int64_t group, pr_Tensor *pa, pr_Tensor *out) {
+  pr_Runtime quiet = *rt;     /* the kernel's views are not the model's ops */
+  quiet.rec = NULL;
+  quiet.grad_enabled = 0;
+  int drop = a->dropout_p > 0, nd = nb + 2;
+  int64_t split[PR_MAX_DIMS + 1], osplit[PR_MAX_DIMS + 1];
+  if (group > 1) {
+    nd = split_heads(nb, sshape, group, split);
+    split_heads(nb, out->shape, group, osplit);
+  } else {
+    memcpy(split, sshape, sizeof(int64_t) * (size_t)nd);
+    memcpy(osplit, out->shape, sizeof(int64_t) * (size_t)nd);
+  }
+  int64_t numel = pr_numel(pa) / (drop ? 2 : 1);
+  pr_Tensor *qv = NULL, *kv = NULL, *vv = NULL, *kt = NULL, *me = NULL;
+  pr_Tensor *P = contig_view(&quiet, pa, nb + 2, sshape, 0);
+  pr_Tensor *Ps = P ? contig_view(&quiet, pa, nd, split, 0) : NULL;
+  pr_Tensor *As = Ps ? contig_view(&quiet, pa, nd, split, drop ? numel : 0) : NULL;
+  pr_Tensor *os = As ? contig_view(&quiet, out, nd, osplit, 0) : NULL;
+  int rc = PR_ERR;
+  if (os == NULL || attn_views(&quiet, q, k, v, group, &qv, &kv, &vv) != 0) goto end;
+  if ((kt = pr_transpose(&quiet, kv, -2, -1)) == NULL) goto end;
+  if (a->attn_mask != NULL && (me = pr_expand(&quiet, a->attn_mask, nb + 2, sshape)) == NULL)
+    goto end;
+  if (pr_cpu_batched_mm(rt, qv, kt, Ps, (float)scale, 0.0f) != 0) goto end;
+  pr_cpu_attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? pr_f32(As) : NULL);
+  rc = pr_cpu_batched_mm(rt, As, vv, os, 1.0f, 0.0f);
+end:
+  if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
+  release3(qv, kv, vv);
+  release3(kt, me, P);
+  release3(Ps, As, os);
+  return rc;
+}
+
+/* Computes attention's values (cpu) and attaches its gradient; sshape: the scores' shape. */
+static pr_Tensor *sdpa_result(pr_Runtime *rt, pr_Tensor *out, const pr_Tensor *q,
+                              const pr_Tensor *k, const pr_Tensor *v, const pr_SdpaArgs *a,
+                              int nb, const int64_t *sshape, int64_t group) {
+  if (out == NULL) return NULL;
+  const char *name = "scaled_dot_product_attention";
+  double scale = a->scale == a->scale ? a->scale : 1.0 / sqrt((double)q->shape[q->ndim - 1]);
+  int cpu = out->device == PR_CPU, grad = pr_needs_grad(rt, q, k, v), drop = a->dropout_p > 0;
+  if (!cpu && !grad) return out;
+  if (cpu && q->dtype != PROF_F32) {
+    pr_tensor_release(out);
+    return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(q->dtype));
+  }
+  if (group > 1 && nb + 3 > PR_MAX_DIMS) {
+    pr_tensor_release(out);
+    return pr_fail(rt, "%s: grouped-query attention takes at most %d batch dims", name,
+                   PR_MAX_DIMS - 3);
+  }
+  /* the probabilities, and after them the dropped ones: one buffer, one saved tensor */
+  int64_t numel = 1;
+  for (int i = 0; i < nb + 2; i++) numel *= sshape[i];
+  numel *= drop ? 2 : 1;
+  pr_Tensor *pa = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device);
+  if (pa == NULL || (cpu && sdpa_cpu(rt, q, k, v, a, scale, nb, sshape, group, pa, out) != 0)) {
+    pr_tensor_release(pa);
+    pr_tensor_release(out);
+    return NULL;
+  }
+  if (grad) {
+    const pr_Tensor *in[3] = {q, k, v};
+    pr_Node *n = pr_node_attach(rt, out, sdpa_backward, name, 3, in);
+    if (n == NULL) {
+      pr_tensor_release(pa);
+      pr_tensor_release(out);
+      return NULL;
+    }
+    n->args.i[0] = group, n->args.i[1] = nb, n->args.i[2] = drop;
+    for (int i = 0; i < nb + 2; i++) n->args.i[3 + i] = sshape[i];
+    n->args.f[0] = scale, n->args.f[1] = a->dropout_p;
+    pr_node_save(n, 0, (pr_Tensor *)q);
+    pr_node_save(n, 1, (pr_Tensor *)k);
+    pr_node_save(n, 2, (pr_Tensor *)v);
+    pr_node_save(n, 3, pa);
+  }
+  pr_tensor_release(pa);
+  return out;
 }
 
 pr_Tensor *pr_sdpa(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const pr_Tensor *v,
@@ -126,7 +341,12 @@ pr_Tensor *pr_sdpa(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const
   if (a->dropout_p > 0.0) op.flags |= PROF_OPF_TRAINING;
   batch[nb] = L;
   batch[nb + 1] = Ev;
-  return pr_op_finish(rt, &op, pr_tensor_new(rt, nb + 2, batch, q->dtype, q->device));
+  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nb + 2, batch, q->dtype, q->device));
+  /* grouped-query attention: query heads over key heads, when neither broadcasts */
+  int64_t hq = q->ndim >= 3 ? q->shape[q->ndim - 3] : 1, hk = nkv >= 1 ? kv[nkv - 1] : 1;
+  int64_t group = hq > 1 && hk > 1 && hq != hk ? hq / hk : 1;
+  batch[nb + 1] = S;          /* now the scores' shape */
+  return sdpa_result(rt, out, q, k, v, a, nb, batch, group);
 }
 
 /* {====================== recurrent layers and cells ======================} */
@@ -162,8 +382,76 @@ static int check_recurrent(pr_Runtime *rt, const char *name, const pr_Tensor *x,
   return 0;
 }
 
-pr_Tensor *pr_rnn(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0,
-                  const pr_RnnArgs *a, pr_Tensor **h_n, pr_Tensor **c_n) {
+/*
+** The weights: per layer and direction w_ih [G, in], w_hh [G, H][, b_ih [G], b_hh [G]] with
+** G = gates·H and in the input size (layer 0) or directions·H, on x's device and of its dtype.
+*/
+static int check_weights(pr_Runtime *rt, const char *name, const pr_Tensor *x, int nw,
+                         const pr_Tensor *const *w, const pr_RnnArgs *a, int64_t layers,
+                         int64_t dirs) {
+  char sw[96], se[96];
+  int64_t per = a->bias ? 4 : 2, G = a->hidden_size;
+  G *= a->kind == PROF_OP_GRU || a->kind == PROF_OP_GRU_CELL   ? 3
+       : a->kind == PROF_OP_LSTM || a->kind == PROF_OP_LSTM_CELL ? 4 : 1;
+  if (nw != layers * dirs * per)
+    return pr_error(rt, "%s: expected %lld weights (w_ih, w_hh%s per layer and direction), got %d",
+                    name, (long long)(layers * dirs * per), a->bias ? ", b_ih, b_hh" : "", nw);
+  for (int k = 0; k < nw; k++) {
+    int64_t l = k / (dirs * per), role = k % per;
+    int64_t want[2] = {G, role == 0 ? (l == 0 ? a->input_size : dirs * a->hidden_size)
+                                    : a->hidden_size};
+    int nd = role < 2 ? 2 : 1;
+    if (pr_check_same(rt, name, x, w[k], NULL) != 0) return PR_ERR;
+    int ok = w[k]->ndim == nd && w[k]->shape[0] == want[0] &&
+             (nd == 1 || w[k]->shape[1] == want[1]);
+    if (!ok)
+      return pr_error(rt, "%s: weight %d %s does not match the expected %s", name, k,
+                      pr_shape_str(w[k], sw, sizeof sw), pr_dims_str(nd, want, se, sizeof se));
+  }
+  return 0;
+}
+
+static pr_RnnPlan rnn_plan(const pr_RnnArgs *a, int64_t T, int64_t N, int64_t layers,
+                           int64_t dirs) {
+  pr_RnnPlan p = {0, a->relu, a->bias, T, N, a->input_size, a->hidden_size, layers, dirs};
+  if (a->kind == PROF_OP_GRU || a->kind == PROF_OP_GRU_CELL) p.cell = 1;
+  if (a->kind == PROF_OP_LSTM || a->kind == PROF_OP_LSTM_CELL) p.cell = 2;
+  return p;
+}
+
+/* The cpu computes with the weights; meta counts from the sizes alone. */
+static int need_weights(pr_Runtime *rt, const char *name, const pr_Tensor *x, int nw) {
+  if (nw > 0 || x->device != PR_CPU) return 0;
+  return pr_error(rt, "%s: the cpu kernel needs the weights (core.rnn(kind, x, options, h0, c0, "
+                  "weights) with PyTorch's _flat_weights)", name);
+}
+
+/*
+** Views of R = [out | h_n | c_n] (each n0, n1, n2 elements, c_n only for an LSTM) with the shapes
+** given; out is recorded by op. views[3] NULL on failure.
+*/
+static int packed_results(pr_Runtime *rt, prof_Op *op, const pr_Tensor *x, int on,
+                          const int64_t *oshape, int hn, const int64_t *hshape, int lstm,
+                          pr_Tensor **R, pr_Tensor **views) {
+  int64_t n0 = 1, n1 = 1;
+  for (int i = 0; i < on; i++) n0 *= oshape[i];
+  for (int i = 0; i < hn; i++) n1 *= hshape[i];
+  int64_t total = n0 + n1 * (lstm ? 2 : 1);
+  views[0] = views[1] = views[2] = NULL;
+  *R = pr_tensor_new(rt, 1, &total, x->dtype, x->device);
+  if (*R == NULL) return PR_ERR;
+  views[0] = pr_op_finish(rt, op, contig_view(rt, *R, on, oshape, 0));
+  views[1] = views[0] ? contig_view(rt, *R, hn, hshape, n0) : NULL;
+  views[2] = views[1] && lstm ? contig_view(rt, *R, hn, hshape, n0 + n1) : NULL;
+  if (views[1] != NULL && (!lstm || views[2] != NULL)) return 0;
+  release3(views[0], views[1], views[2]);
+  pr_tensor_release(*R);
+  return PR_ERR;
+}
+
+pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0,
+                           const pr_Tensor *c0, int nw, const pr_Tensor *const *w,
+                           const pr_RnnArgs *a, pr_Tensor **h_n, pr_Tensor **c_n) {
   char sx[96];
   *h_n = NULL;
   if (c_n != NULL) *c_n = NULL;
@@ -188,6 +476,10 @@ pr_Tensor *pr_rnn(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0, const
   if (check_state(rt, name, "h0", x, h0, hn, hshape) != 0 ||
       check_state(rt, name, "c0", x, c0, hn, hshape) != 0)
     return NULL;
+  if (need_weights(rt, name, x, nw) != 0) return NULL;
+  if (nw > 0 && check_weights(rt, name, x, nw, w, a, a->num_layers, dirs) != 0) return NULL;
+  if (x->device == PR_CPU && x->dtype != PROF_F32)
+    return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   if (!batched) {
     oshape[0] = T, oshape[1] = dirs * H;
   } else if (a->batch_first) {
@@ -202,25 +494,30 @@ pr_Tensor *pr_rnn(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0, const
   if (a->bias) op.flags |= PROF_OPF_BIAS;
   if (a->bidirectional) op.flags |= PROF_OPF_BIDIRECTIONAL;
   if (a->batch_first) op.flags |= PROF_OPF_BATCH_FIRST;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, oshape, x->dtype, x->device));
-  if (out == NULL) return NULL;
-  *h_n = pr_tensor_new(rt, hn, hshape, x->dtype, x->device);
-  if (*h_n != NULL && lstm && c_n != NULL) {
-    *c_n = pr_tensor_new(rt, hn, hshape, x->dtype, x->device);
-    if (*c_n == NULL) {
-      pr_tensor_release(*h_n);
-      *h_n = NULL;
-    }
-  }
-  if (*h_n == NULL) {
-    pr_tensor_release(out);
+  pr_Tensor *R, *v[3];
+  if (packed_results(rt, &op, x, x->ndim, oshape, hn, hshape, lstm, &R, v) != 0) return NULL;
+  pr_RnnPlan p = rnn_plan(a, T, N, a->num_layers, dirs);
+  int rc = nw > 0 ? pr_rnn_values(rt, &p, name, batched && a->batch_first, x, h0, c0, nw, w, R, v)
+                  : 0;
+  pr_tensor_release(R);
+  if (rc != 0) {
+    release3(v[0], v[1], v[2]);
     return NULL;
   }
-  return out;
+  *h_n = v[1];
+  if (c_n != NULL) *c_n = v[2];
+  else pr_tensor_release(v[2]);
+  return v[0];
 }
 
-pr_Tensor *pr_rnn_cell(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h,
-                       const pr_Tensor *c, const pr_RnnArgs *a, pr_Tensor **c_out) {
+pr_Tensor *pr_rnn(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0,
+                  const pr_RnnArgs *a, pr_Tensor **h_n, pr_Tensor **c_n) {
+  return pr_rnn_weighted(rt, x, h0, c0, 0, NULL, a, h_n, c_n);
+}
+
+pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h,
+                                const pr_Tensor *c, int nw, const pr_Tensor *const *w,
+                                const pr_RnnArgs *a, pr_Tensor **c_out) {
   char sx[96];
   if (c_out != NULL) *c_out = NULL;
   if (a->kind != PROF_OP_RNN_CELL && a->kind != PROF_OP_GRU_CELL && a->kind != PROF_OP_LSTM_CELL)
@@ -237,17 +534,34 @@ pr_Tensor *pr_rnn_cell(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h,
   if (check_state(rt, name, "h", x, h, n, shape) != 0 ||
       check_state(rt, name, "c", x, c, n, shape) != 0)
     return NULL;
+  if (need_weights(rt, name, x, nw) != 0) return NULL;
+  if (nw > 0 && check_weights(rt, name, x, nw, w, a, 1, 1) != 0) return NULL;
+  if (x->device == PR_CPU && x->dtype != PROF_F32)
+    return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   prof_Op op;
   pr_op_begin(&op, a->kind, x, h, c);
   op.hidden_size = a->hidden_size;
   op.num_layers = 1;
   if (a->bias) op.flags |= PROF_OPF_BIAS;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, x->dtype, x->device));
-  if (out == NULL || !lstm || c_out == NULL) return out;
-  *c_out = pr_tensor_new(rt, n, shape, x->dtype, x->device);
-  if (*c_out == NULL) {
-    pr_tensor_release(out);
+  /* one step of one layer: h' is both the output and h_n, whose part of R stays unused */
+  pr_Tensor *R, *v[3];
+  if (packed_results(rt, &op, x, n, shape, n, shape, lstm, &R, v) != 0) return NULL;
+  pr_RnnPlan p = rnn_plan(a, 1, n == 2 ? x->shape[0] : 1, 1, 1);
+  pr_Tensor *views[3] = {v[0], NULL, v[2]};
+  int rc = nw > 0 ? pr_rnn_values(rt, &p, name, 0, x, h, c, nw, w, R, views) : 0;
+  pr_tensor_release(R);
+  pr_tensor_release(v[1]);
+  if (rc != 0) {
+    pr_tensor_release(v[0]);
+    pr_tensor_release(v[2]);
     return NULL;
   }
-  return out;
+  if (c_out != NULL) *c_out = v[2];
+  else pr_tensor_release(v[2]);
+  return v[0];
+}
+
+pr_Tensor *pr_rnn_cell(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h,
+                       const pr_Tensor *c, const pr_RnnArgs *a, pr_Tensor **c_out) {
+  return pr_rnn_cell_weighted(rt, x, h, c, 0, NULL, a, c_out);
 }

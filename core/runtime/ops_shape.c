@@ -1,4 +1,5 @@
 /* ops_shape.c — views and copies that change shape: reshape, transpose, select, cat, split, ... */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -308,6 +309,124 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
                       PROF_OP_VIEW, VK_NARROW, args, 2);
 }
 
+/* {====================== cat and stack: values and gradients ======================} */
+
+/*
+** Copies the inputs into their slices of the contiguous out along dim d (stacked: d is the new
+** dim and each input fills one index of it). A contiguous input is a run of whole blocks, one
+** memcpy per index of the dims before d; other layouts go through a strided copy.
+*/
+static int join_cpu(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
+                    pr_Tensor *out) {
+  size_t es = (size_t)prof_dtype_size(out->dtype);
+  int64_t outer = 1, start = 0;
+  for (int i = 0; i < d; i++) outer *= out->shape[i];
+  int64_t row = out->shape[d] * out->stride[d];   /* elements per index of the outer dims */
+  char *dst = (char *)out->storage->data;
+  for (int k = 0; k < n; k++) {
+    const pr_Tensor *x = xs[k];
+    int64_t len = stacked ? 1 : x->shape[d], block = len * out->stride[d];
+    if (pr_numel(x) > 0 && pr_is_contiguous(x)) {
+      const char *src = (const char *)x->storage->data + es * (size_t)x->offset;
+      for (int64_t o = 0; o < outer; o++)
+        memcpy(dst + es * (size_t)(o * row + start * out->stride[d]),
+               src + es * (size_t)(o * block), es * (size_t)block);
+    } else if (pr_numel(x) > 0) {
+      int64_t stride[PR_MAX_DIMS];
+      for (int i = 0, j = 0; i < out->ndim; i++)
+        if (!stacked || i != d) stride[j++] = out->stride[i];
+      pr_Tensor *slice = pr_tensor_view(rt, out, x->ndim, x->shape, stride,
+                                        start * out->stride[d]);
+      int rc = slice != NULL ? pr_cpu_copy_into(rt, slice, x) : PR_ERR;
+      pr_tensor_release(slice);
+      if (rc != 0) return PR_ERR;
+    }
+    start += len;
+  }
+  return 0;
+}
+
+/* Each input's gradient is its slice of g: a narrow (cat) or a select (stack) view. */
+static int join_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  int d = (int)n->args.i[0], stacked = (int)n->args.i[1];
+  int64_t start = 0;
+  for (int i = 0; i < n->n_inputs; i++) {
+    int64_t len = n->args.i[2 + i];
+    if (n->inputs[i] != NULL) {
+      gin[i] = stacked ? pr_select(rt, g, d, start) : pr_narrow(rt, g, d, start, len);
+      if (gin[i] == NULL) {
+        while (i-- > 0) {
+          pr_tensor_release(gin[i]);
+          gin[i] = NULL;
+        }
+        return PR_ERR;
+      }
+    }
+    start += len;
+  }
+  return 0;
+}
+
+/*
+** Attaches join_backward to target for m parts of the given sizes along d. A node holds at most
+** PR_NODE_MAX inputs, so more parts are grouped under shape-only (meta) stand-ins of their joined
+** shape, each with its own node: the gradient is sliced down a tree, and nothing is copied.
+*/
+static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const *parts,
+                       const int64_t *sizes, int m, int d, int stacked) {
+  if (m <= PR_NODE_MAX) {
+    pr_Node *node = pr_node_attach(rt, target, join_backward, stacked ? "stack" : "cat", m, parts);
+    if (node == NULL) return PR_ERR;
+    node->args.i[0] = d;
+    node->args.i[1] = stacked;
+    for (int i = 0; i < m; i++) node->args.i[2 + i] = sizes[i];
+    return 0;
+  }
+  pr_Tensor *groups[PR_NODE_MAX] = {NULL};
+  int64_t gsizes[PR_NODE_MAX];
+  int per = (m + PR_NODE_MAX - 1) / PR_NODE_MAX, ng = 0, rc = 0;
+  for (int s = 0; s < m && rc == 0; s += per, ng++) {
+    int k = m - s < per ? m - s : per, needs = 0;
+    int64_t shape[PR_MAX_DIMS];
+    memcpy(shape, target->shape, sizeof shape);
+    shape[d] = 0;
+    for (int j = 0; j < k; j++) {
+      shape[d] += sizes[s + j];
+      needs |= pr_needs_grad(rt, parts[s + j], NULL, NULL);
+    }
+    gsizes[ng] = shape[d];
+    groups[ng] = pr_tensor_new(rt, target->ndim, shape, target->dtype, PR_META);
+    if (groups[ng] == NULL) rc = PR_ERR;
+    else if (needs) rc = join_attach(rt, groups[ng], parts + s, sizes + s, k, d, stacked);
+  }
+  if (rc == 0)
+    rc = join_attach(rt, target, (const pr_Tensor *const *)groups, gsizes, ng, d, 0);
+  for (int i = 0; i < ng; i++) pr_tensor_release(groups[i]);
+  return rc;
+}
+
+/* The values (cpu) and the gradient of a recorded cat or stack; on failure releases out. */
+static pr_Tensor *join_result(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d,
+                              int stacked, pr_Tensor *out) {
+  if (out == NULL) return NULL;
+  if (out->device == PR_CPU && join_cpu(rt, n, xs, d, stacked, out) != 0) goto fail;
+  int needs = 0;
+  for (int k = 0; k < n; k++) needs |= pr_needs_grad(rt, xs[k], NULL, NULL);
+  if (!needs) return out;
+  int64_t *sizes = malloc(sizeof *sizes * (size_t)n);
+  if (sizes == NULL) {
+    pr_error(rt, "%s: out of memory", stacked ? "stack" : "cat");
+    goto fail;
+  }
+  for (int k = 0; k < n; k++) sizes[k] = stacked ? 1 : xs[k]->shape[d];
+  int rc = join_attach(rt, out, xs, sizes, n, d, stacked);
+  free(sizes);
+  if (rc == 0) return out;
+fail:
+  pr_tensor_release(out);
+  return NULL;
+}
+
 pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
   char s0[96], si[96];
   if (n < 1) return pr_fail(rt, "cat: expected at least one tensor");
@@ -337,7 +456,7 @@ pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
   if (out == NULL) return NULL;
   pr_operand(out, &op.in[0]);
   op.ninputs = 1;
-  return pr_op_finish(rt, &op, out);
+  return join_result(rt, n, xs, d, 0, pr_op_finish(rt, &op, out));
 }
 
 pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
@@ -439,5 +558,5 @@ pr_Tensor *pr_stack(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) 
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, out, NULL, NULL);
   op.name = "stack";
-  return pr_op_finish(rt, &op, out);
+  return join_result(rt, n, xs, d, 1, pr_op_finish(rt, &op, out));
 }

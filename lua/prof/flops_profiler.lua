@@ -217,8 +217,16 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   local out = config.pick("flops_profiler.output_file", opts.output_file, nil)
   local extra = opts.extra or {}
   extra.profile_step = extra.profile_step or opts.profile_step
-  local text = report.render_profile(self:profile(extra), {
-    format = config.pick("flops_profiler.format", opts.format, nil),
+  local format = report.format_for(config.pick("flops_profiler.format", opts.format, nil), out)
+  local profile = self:profile(extra)
+  if format == "json" or format == "roofline" then
+    -- the roofline verdict needs this machine's peaks (measured once, then cached)
+    local peaks, err = require("prof.peaks").get()
+    if peaks == nil then error("roofline: " .. tostring(err), 0) end
+    require("prof.roofline").annotate(profile, peaks)
+  end
+  local text = report.render_profile(profile, {
+    format = format,
     output_file = out,
     module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
     top_modules = config.pick("flops_profiler.top_modules", opts.top_modules, 1),

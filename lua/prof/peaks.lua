@@ -146,7 +146,8 @@ function M.decode_flat(s)
     if lit then
       pos = pos + #lit
       if lit == "true" then return true end
-      return (lit == "false" or lit == "null") and false or nil   -- null reads as false: never valid here
+      if lit == "false" or lit == "null" then return false end   -- null reads as false: never valid here
+      return nil
     end
     local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
     if num == nil or num == "" then return nil end

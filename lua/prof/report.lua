@@ -24,7 +24,7 @@ local function readable(path)
 end
 
 -- The report scripts that ship in scripts/reports/.
-M.BUILTIN = { "deepspeed", "json", "csv", "markdown", "summary" }
+M.BUILTIN = { "deepspeed", "json", "csv", "markdown", "summary", "roofline" }
 
 -- A built-in name ("json") or a path ("reports/mine.lua") -> the script's file path.
 function M.script_path(format)

@@ -1,4 +1,4 @@
--- prof.roofline: pure roofline arithmetic over a profile — intensity, achieved rates, shares of the peaks and a bound per module.
+-- prof.roofline: pure roofline arithmetic over a profile: intensity, achieved rates, shares of peak, bound.
 --
 -- The model (Williams, Waterman, Patterson 2009): a module doing F FLOPs and moving B bytes can run
 -- no faster than t_roof = max(F / peak_flops, B / peak_bytes_per_s); at intensity I = F / B its
@@ -8,12 +8,13 @@
 -- Verdicts, for a module with forward latency t:
 -- * "overhead" when t_roof / t < OVERHEAD_SHARE (10 %): the module is more than ten times slower
 --   than either roof allows, so neither arithmetic nor memory traffic explains its time; what does
---   is the per-call cost the roofline leaves out (Lua dispatch, op recording, allocation, thread
---   wake-up, tiny shapes that leave the vector units idle). 10 % is wide on purpose: the peaks are
---   measured, achievable rates (sgemm, memcpy), and real kernels reach 30-90 % of them, so a memory-
---   or compute-limited kernel stays above it even when it is not tuned; below it, the fix is fewer
---   or larger calls, not a faster kernel. A module that did no counted work but took time is
---   overhead-bound too.
+--   is what the roofline leaves out: per-call costs (Lua dispatch, op recording, allocation, thread
+--   wake-up, shapes too small to fill the vector units) or, for one big call, a kernel far from
+--   both roofs (scalar loop, one thread, strided access). 10 % is wide on purpose: the peaks are
+--   measured, achievable rates (sgemm, memcpy), and kernels that are merely untuned still reach
+--   30-90 % of the roof that limits them, so they keep their compute or memory verdict; below it,
+--   speeding up the arithmetic or the traffic would not help. A module that did no counted work
+--   but took time is overhead-bound too.
 -- * else "compute" when I > ridge (or B = 0 < F: infinite intensity), "memory" otherwise.
 -- * no latency (meta device, or 0 s): the bound its intensity predicts (compute or memory, never
 --   overhead), bound_expected = true, achieved values nil.
@@ -24,8 +25,9 @@ local M = {}
 M.OVERHEAD_SHARE = 0.10
 
 local function check_peaks(peaks, level)
-  if type(peaks) ~= "table" or type(peaks.flops) ~= "number" or not (peaks.flops > 0)
-      or type(peaks.bytes_per_s) ~= "number" or not (peaks.bytes_per_s > 0) then
+  local f, b = type(peaks) == "table" and peaks.flops, type(peaks) == "table" and peaks.bytes_per_s
+  -- x ~= x: NaN fails every comparison, so it is rejected explicitly
+  if type(f) ~= "number" or f ~= f or f <= 0 or type(b) ~= "number" or b ~= b or b <= 0 then
     error("roofline: peaks must be {flops = FLOP/s > 0, bytes_per_s = B/s > 0}", level + 1)
   end
 end
@@ -51,7 +53,7 @@ function M.classify(m, peaks)
   local r = {}
   local flops, bytes = m.flops or 0, m.bytes
   local t = m.fwd_latency_s
-  if t ~= nil and not (t > 0) then t = nil end
+  if t ~= nil and (t ~= t or t <= 0) then t = nil end   -- 0 s (or NaN) is "not timed"
   if bytes ~= nil and bytes > 0 then r.intensity = flops / bytes end
   if t ~= nil then
     r.achieved_flops = flops / t

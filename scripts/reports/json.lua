@@ -5,8 +5,11 @@
 -- fwd_latency_s, bwd_latency_s, step_latency_s, iter_latency_s, samples_per_s (null when not
 -- measured), modules. Each module: id (0-based pre-order), parent (id or null), name (dotted
 -- path, root ""), type, depth, params, macs, flops, bytes (only when known), fwd_latency_s,
--- bwd_latency_s, calls. Hidden (ignored) modules are left out; their children take the nearest
--- shown ancestor as parent.
+-- bwd_latency_s, calls, then when known bwd_flops (measured), intensity (FLOP/B), achieved_flops,
+-- achieved_bytes_per_s, bound ("compute" | "memory" | "overhead") and bound_expected (the verdict
+-- from intensity alone: nothing ran, e.g. on meta); the summary then also has peak_flops,
+-- peak_bytes_per_s, ridge_intensity and peaks_machine. Hidden (ignored) modules are left out;
+-- their children take the nearest shown ancestor as parent.
 local enc = require "prof.report.json_encode"
 local tree = require "prof.report.tree"
 
@@ -21,7 +24,15 @@ M.SUMMARY_KEYS = {
 M.MODULE_KEYS = {
   "id", "parent", "name", "type", "depth", "params", "macs", "flops", "bytes",
   "fwd_latency_s", "bwd_latency_s", "calls",
+  -- present only when known: the measured backward and the roofline verdict
+  "bwd_flops", "intensity", "achieved_flops", "achieved_bytes_per_s", "bound", "bound_expected",
 }
+
+-- Summary keys present only when known (the machine's peaks, from the roofline analysis).
+M.OPTIONAL_SUMMARY_KEYS = { "peak_flops", "peak_bytes_per_s", "ridge_intensity", "peaks_machine" }
+
+local OPTIONAL = { bytes = true, bwd_flops = true, intensity = true, achieved_flops = true,
+                   achieved_bytes_per_s = true, bound = true, bound_expected = true }
 
 local function module_object(profile, rec)
   local m = rec.module
@@ -29,10 +40,12 @@ local function module_object(profile, rec)
     id = rec.id, parent = rec.parent and rec.parent.id, name = tree.path(profile, m), type = m.type,
     depth = m.depth, params = m.params, macs = m.macs, flops = m.flops, bytes = m.bytes,
     fwd_latency_s = m.fwd_latency_s, bwd_latency_s = m.bwd_latency_s, calls = m.calls,
+    bwd_flops = m.bwd_flops, intensity = m.intensity, achieved_flops = m.achieved_flops,
+    achieved_bytes_per_s = m.achieved_bytes_per_s, bound = m.bound, bound_expected = m.bound_expected,
   }
   local keys = {}
   for _, k in ipairs(M.MODULE_KEYS) do
-    if k ~= "bytes" or v.bytes ~= nil then keys[#keys + 1] = k end
+    if not OPTIONAL[k] or v[k] ~= nil then keys[#keys + 1] = k end
   end
   return enc.object(keys, v)
 end
@@ -40,11 +53,20 @@ end
 function M.render(profile)
   local modules = {}
   for i, rec in ipairs(tree.shown(profile)) do modules[i] = module_object(profile, rec) end
-  local values = {}
-  for _, k in ipairs(M.SUMMARY_KEYS) do values[k] = profile[k] end
+  local values, keys = {}, {}
+  for _, k in ipairs(M.SUMMARY_KEYS) do
+    if k == "modules" then
+      for _, o in ipairs(M.OPTIONAL_SUMMARY_KEYS) do
+        if profile[o] ~= nil then keys[#keys + 1] = o end
+      end
+    end
+    keys[#keys + 1] = k
+    values[k] = profile[k]
+  end
+  for _, o in ipairs(M.OPTIONAL_SUMMARY_KEYS) do values[o] = profile[o] end
   values.schema = "profrun.profile/1"
   values.modules = modules
-  return enc.encode(enc.object(M.SUMMARY_KEYS, values)) .. "\n"
+  return enc.encode(enc.object(keys, values)) .. "\n"
 end
 
 return M.render

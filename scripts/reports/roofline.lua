@@ -1,4 +1,4 @@
--- scripts/reports/roofline.lua — where each module sits on the roofline: intensity, achieved rates, % of peak and its bound.
+-- scripts/reports/roofline.lua — each module on the roofline: intensity, achieved rates, % of peak, bound.
 --
 -- Peaks come from opts.peaks ({flops =, bytes_per_s =, machine =, measured_at =}), else from a
 -- profile that prof.roofline.annotate has seen (peak_flops, peak_bytes_per_s), else prof.peaks{}

@@ -3,6 +3,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -85,11 +86,16 @@ function PReLU:init(...)
   }, ...)
   self.num_parameters, self.init_value = a.num_parameters, a.init
   self:register_parameter("weight", T.empty({ a.num_parameters }, args.factory(a)))
+  self:reset_parameters()
+end
+-- PReLU.reset_parameters: every slope = init (0.25); only cpu values are written.
+function PReLU:reset_parameters()
+  if initializers.has_values(self.weight) then initializers.constant_(self.weight, self.init_value) end
 end
 function PReLU:forward(x) return F.prelu(x, self.weight) end
 function PReLU:extra_repr() return "num_parameters=" .. self.num_parameters end
 
--- nn.GELU(approximate='none'). The op has one formula for both forms; its count is the same.
+-- nn.GELU(approximate='none' | 'tanh'). Both forms are one op kind; the count is the same.
 local GELU = class("GELU")
 function GELU:init(...)
   local a = args.parse(self.__name, { { "approximate", "none" } }, ...)
@@ -99,7 +105,7 @@ function GELU:init(...)
   end
   self.approximate = a.approximate
 end
-function GELU.forward(_, x) return F.gelu(x) end
+function GELU:forward(x) return F.gelu(x, self.approximate) end
 function GELU:extra_repr() return "approximate='" .. self.approximate .. "'" end
 
 -- nn.Softplus(beta=1, threshold=20)
@@ -108,7 +114,7 @@ function Softplus:init(...)
   local a = args.parse(self.__name, { { "beta", 1 }, { "threshold", 20 } }, ...)
   self.beta, self.threshold = a.beta, a.threshold
 end
-function Softplus:forward(x) return F.softplus(x, self.beta) end
+function Softplus:forward(x) return F.softplus(x, self.beta, self.threshold) end
 function Softplus:extra_repr()
   return string.format("beta=%s, threshold=%s", fmt(self.beta), fmt(self.threshold))
 end

@@ -5,6 +5,7 @@ local F = require "prof.nn.functional"
 local T = require "prof.tensor"
 local core = require "prof.core"
 local Linear = require("prof.nn.linear").Linear
+local initializers = require "prof.nn.initializers"
 
 local Module = module.Module
 
@@ -228,6 +229,25 @@ function MultiheadAttention:init(...)
     self:register_parameter("bias_v", T.empty({ 1, 1, E }, fk))
   end
   self.add_zero_attn = a.add_zero_attn
+  self:_reset_parameters()
+end
+
+-- MultiheadAttention._reset_parameters: xavier_uniform_ projections, zero biases (out_proj's
+-- weight stays as Linear made it), xavier_normal_ bias_k/bias_v. Only cpu values are written.
+function MultiheadAttention:_reset_parameters()
+  local function apply(fn, t)
+    if initializers.has_values(t) then fn(t) end
+  end
+  apply(initializers.xavier_uniform_, self.in_proj_weight)
+  apply(initializers.xavier_uniform_, self.q_proj_weight)
+  apply(initializers.xavier_uniform_, self.k_proj_weight)
+  apply(initializers.xavier_uniform_, self.v_proj_weight)
+  if self.in_proj_bias ~= nil then
+    apply(initializers.zeros_, self.in_proj_bias)
+    apply(initializers.zeros_, self.out_proj.bias)
+  end
+  apply(initializers.xavier_normal_, self.bias_k)
+  apply(initializers.xavier_normal_, self.bias_v)
 end
 
 -- forward(query, key, value, key_padding_mask=nil, need_weights=true, attn_mask=nil,

@@ -3,6 +3,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -65,6 +66,21 @@ local function init(self, nsp, transposed, ...)
   local fk = args.factory(a)
   self:register_parameter("weight", T.empty(shape, fk))
   if a.bias then self:register_parameter("bias", T.empty({ a.out_channels }, fk)) end
+  self:reset_parameters()
+end
+
+-- _ConvNd.reset_parameters: kaiming_uniform_ with a = √5 and the bias U(-1/√fan_in, 1/√fan_in),
+-- fan_in from the weight as torch computes it (for a transposed conv that is out/groups·k).
+local function reset_parameters(self)
+  if not initializers.has_values(self.weight) then return end
+  initializers.kaiming_uniform_(self.weight, math.sqrt(5))
+  if self.bias ~= nil then
+    local fan_in = initializers.calculate_fan_in_and_fan_out(self.weight)
+    if fan_in ~= 0 then
+      local bound = 1 / math.sqrt(fan_in)
+      initializers.uniform_(self.bias, -bound, bound)
+    end
+  end
 end
 
 -- _ConvNd.extra_repr: defaults are left out, as PyTorch does.
@@ -122,7 +138,7 @@ for nsp = 1, 3 do
   -- nn.ConvNd(in, out, kernel_size, stride, padding, dilation, groups, bias, padding_mode)
   local Conv = Module:extend("Conv" .. nsp .. "d")
   function Conv:init(...) return init(self, nsp, false, ...) end
-  Conv.extra_repr = extra_repr
+  Conv.extra_repr, Conv.reset_parameters = extra_repr, reset_parameters
   -- The op checks channels and sizes and names both shapes in its message.
   function Conv:forward(x)
     return F[conv_op](x, self.weight, self.bias, {
@@ -135,7 +151,7 @@ for nsp = 1, 3 do
   -- dilation, padding_mode); forward(x, output_size) as PyTorch's.
   local ConvT = Module:extend("ConvTranspose" .. nsp .. "d")
   function ConvT:init(...) return init(self, nsp, true, ...) end
-  ConvT.extra_repr = extra_repr
+  ConvT.extra_repr, ConvT.reset_parameters = extra_repr, reset_parameters
   function ConvT:forward(x, output_size)
     return F[tconv_op](x, self.weight, self.bias, {
       stride = self.stride, padding = self.padding,

@@ -4,6 +4,7 @@ local module = require "prof.nn.module"
 local nn = {}
 nn.Module = module.Module
 nn.functional = require "prof.nn.functional"
+nn.init = require "prof.nn.initializers"     -- torch.nn.init's spelling: nn.init.kaiming_uniform_
 
 -- Each file returns a table of classes.
 local FILES = {

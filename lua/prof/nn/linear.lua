@@ -3,6 +3,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -26,6 +27,19 @@ function Linear:init(...)
   local fk = args.factory(a)
   self:register_parameter("weight", T.empty({ a.out_features, a.in_features }, fk))
   if a.bias then self:register_parameter("bias", T.empty({ a.out_features }, fk)) end
+  self:reset_parameters()
+end
+
+-- Linear.reset_parameters: W ~ U(-1/√in, 1/√in) (kaiming_uniform_ with a = √5), bias the same.
+-- Only cpu values are written: a meta weight has none.
+function Linear:reset_parameters()
+  if not initializers.has_values(self.weight) then return end
+  initializers.kaiming_uniform_(self.weight, math.sqrt(5))
+  if self.bias ~= nil then
+    local fan_in = initializers.calculate_fan_in_and_fan_out(self.weight)
+    local bound = fan_in > 0 and 1 / math.sqrt(fan_in) or 0
+    initializers.uniform_(self.bias, -bound, bound)
+  end
 end
 
 -- F.linear checks the shapes: its message names both (the profiler adds the module path).

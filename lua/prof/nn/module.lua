@@ -203,6 +203,23 @@ function Module:parameters()
   return out
 end
 
+-- zero_grad(set_to_none = true): drops every parameter's gradient (torch 2's default), or zeroes
+-- it in place (a fresh zero tensor where the gradient is strided or not float32), as
+-- prof.optim's zero_grad does.
+function Module:zero_grad(set_to_none)
+  if set_to_none == nil then set_to_none = true end
+  for _, p in ipairs(self:parameters()) do
+    local g = not set_to_none and p.grad or nil
+    if g == nil then
+      p.grad = nil
+    elseif g.device ~= "cpu" or (g.dtype == "float32" and g:is_contiguous()) then
+      g:fill_(0)
+    else
+      p.grad = core.empty(g.shape, g.dtype, g.device)   -- cpu storage starts zero-filled
+    end
+  end
+end
+
 function Module:named_buffers()
   local out = {}
   for _, pair in ipairs(self:named_modules()) do

@@ -3,6 +3,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -36,6 +37,29 @@ local function norm_base(self, defaults, ...)
     self:register_buffer("num_batches_tracked", T.empty({}, { dtype = "int64", device = a.device }))
     self.batches_seen = 0
   end
+  self:reset_parameters()
+end
+
+-- _NormBase.reset_running_stats and reset_parameters: mean 0, variance 1, no batches seen;
+-- weight 1, bias 0. Only cpu values are written (meta tensors have none).
+local function reset_running_stats(self)
+  if not self.track_running_stats then return end
+  self.batches_seen = 0
+  if initializers.has_values(self.running_mean) then
+    initializers.zeros_(self.running_mean)
+    initializers.ones_(self.running_var)
+  end
+end
+
+-- weight 1 and bias 0 where the module has them (LayerNorm, GroupNorm and RMSNorm too)
+local function reset_affine(self)
+  if initializers.has_values(self.weight) then initializers.ones_(self.weight) end
+  if initializers.has_values(self.bias) then initializers.zeros_(self.bias) end
+end
+
+local function norm_reset_parameters(self)
+  self:reset_running_stats()
+  reset_affine(self)
 end
 
 local function norm_repr(self)
@@ -75,6 +99,7 @@ for nsp = 1, 3 do
   end
   BN.forward = batch_norm_forward
   BN.extra_repr = norm_repr
+  BN.reset_running_stats, BN.reset_parameters = reset_running_stats, norm_reset_parameters
   classes[BN.__name] = BN
 
   -- nn.InstanceNormNd(num_features, eps=1e-5, momentum=0.1, affine=false,
@@ -96,6 +121,7 @@ for nsp = 1, 3 do
     return y
   end
   IN.extra_repr = norm_repr
+  IN.reset_running_stats, IN.reset_parameters = reset_running_stats, norm_reset_parameters
   classes[IN.__name] = IN
 end
 
@@ -113,7 +139,9 @@ function LayerNorm:init(...)
     self:register_parameter("weight", T.empty(self.normalized_shape, fk))
     self:register_parameter("bias", T.empty(self.normalized_shape, fk))
   end
+  self:reset_parameters()
 end
+LayerNorm.reset_parameters = reset_affine
 function LayerNorm:forward(x)
   return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, { eps = self.eps })
 end
@@ -139,7 +167,9 @@ function GroupNorm:init(...)
     self:register_parameter("weight", T.empty({ a.num_channels }, fk))
     self:register_parameter("bias", T.empty({ a.num_channels }, fk))
   end
+  self:reset_parameters()
 end
+GroupNorm.reset_parameters = reset_affine
 function GroupNorm:forward(x)
   return F.group_norm(x, self.num_groups, self.weight, self.bias, { eps = self.eps })
 end
@@ -161,7 +191,9 @@ function RMSNorm:init(...)
   if a.elementwise_affine then
     self:register_parameter("weight", T.empty(self.normalized_shape, args.factory(a)))
   end
+  self:reset_parameters()
 end
+RMSNorm.reset_parameters = reset_affine
 function RMSNorm:forward(x)
   return F.rms_norm(x, self.normalized_shape, self.weight, { eps = self.eps })
 end

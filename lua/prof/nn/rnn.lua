@@ -4,6 +4,7 @@ local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
 local core = require "prof.core"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -72,6 +73,16 @@ local function rnn_init(self, mode, ...)
       end
     end
   end
+  self:reset_parameters()
+end
+
+-- RNNBase and RNNCellBase.reset_parameters: every weight and bias ~ U(-1/√H, 1/√H) (0 when
+-- hidden_size is 0); only cpu values are written.
+local function reset_parameters(self)
+  local stdv = self.hidden_size > 0 and 1.0 / math.sqrt(self.hidden_size) or 0
+  for _, p in ipairs(self:parameters()) do
+    if initializers.has_values(p) then initializers.uniform_(p, -stdv, stdv) end
+  end
 end
 
 -- RNNBase.extra_repr: defaults are left out (nonlinearity is never printed).
@@ -93,6 +104,23 @@ local function check_hidden(self, h, expected, which)
     error(string.format("%s: expected %s size %s, got %s", self.__name, which, fmt(expected),
                         shape_of(h)), 4)
   end
+end
+
+-- The weights in PyTorch's _flat_weights order: per layer and direction w_ih, w_hh[, b_ih, b_hh].
+local function flat_weights(self, dirs)
+  local w = {}
+  for layer = 0, self.num_layers - 1 do
+    for dir = 1, dirs do
+      local sfx = layer .. (dir == 2 and "_reverse" or "")
+      w[#w + 1] = self["weight_ih_l" .. sfx]
+      w[#w + 1] = self["weight_hh_l" .. sfx]
+      if self.bias then
+        w[#w + 1] = self["bias_ih_l" .. sfx]
+        w[#w + 1] = self["bias_hh_l" .. sfx]
+      end
+    end
+  end
+  return w
 end
 
 -- forward(x, hx): x [T, N, I] ([N, T, I] with batch_first) or unbatched [T, I]; hx is h0 for
@@ -128,7 +156,7 @@ local function rnn_forward(self, x, hx)
     input_size = self.input_size, hidden_size = self.hidden_size, num_layers = self.num_layers,
     bias = self.bias, batch_first = self.batch_first, bidirectional = self.bidirectional,
     nonlinearity = self.nonlinearity,
-  }, h0, c0)
+  }, h0, c0, flat_weights(self, dirs))
   if not batched then
     out = out:squeeze(batch_dim)
     hn = hn:squeeze(1)
@@ -157,6 +185,7 @@ local function cell_init(self, mode, ...)
     self:register_parameter("bias_ih", T.empty({ gate }, fk))
     self:register_parameter("bias_hh", T.empty({ gate }, fk))
   end
+  self:reset_parameters()
 end
 
 local function cell_repr(self)
@@ -183,10 +212,12 @@ local function cell_forward(self, x, hx)
     if h0 ~= nil then h0 = h0:unsqueeze(0) end
     if c0 ~= nil then c0 = c0:unsqueeze(0) end
   end
+  local w = { self.weight_ih, self.weight_hh }
+  if self.bias then w[3], w[4] = self.bias_ih, self.bias_hh end
   local h, c = op("rnn_cell")(self.mode:lower(), x, h0, c0, {
     input_size = self.input_size, hidden_size = self.hidden_size, bias = self.bias,
     nonlinearity = self.nonlinearity,
-  })
+  }, w)
   if not batched then
     h = h:squeeze(0)
     if c ~= nil then c = c:squeeze(0) end
@@ -202,13 +233,13 @@ for mode in pairs(GATES) do
   -- dropout=0, bidirectional=false[, proj_size=0 for LSTM]{, nonlinearity= for RNN})
   local cls = Module:extend(mode)
   function cls:init(...) return rnn_init(self, mode, ...) end
-  cls.forward, cls.extra_repr = rnn_forward, rnn_repr
+  cls.forward, cls.extra_repr, cls.reset_parameters = rnn_forward, rnn_repr, reset_parameters
   classes[mode] = cls
 
   -- nn.RNNCell(input_size, hidden_size, bias=true, nonlinearity='tanh'), GRUCell, LSTMCell
   local cell = Module:extend(mode .. "Cell")
   function cell:init(...) return cell_init(self, mode, ...) end
-  cell.forward, cell.extra_repr = cell_forward, cell_repr
+  cell.forward, cell.extra_repr, cell.reset_parameters = cell_forward, cell_repr, reset_parameters
   classes[mode .. "Cell"] = cell
 end
 

@@ -3,6 +3,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 
 local Module, fmt = module.Module, args.fmt
 
@@ -31,6 +32,16 @@ function Embedding:init(...)
     error(who .. ": shape of weight does not match num_embeddings and embedding_dim", 3)
   end
   self:register_parameter("weight", w)
+  if a._weight == nil then self:reset_parameters() end   -- a given weight is kept, as in torch
+end
+
+-- Embedding.reset_parameters: N(0, 1), the padding row zeroed (cpu values only).
+function Embedding:reset_parameters()
+  if not initializers.has_values(self.weight) then return end
+  initializers.normal_(self.weight)
+  if self.padding_idx ~= nil then
+    T.no_grad(function() self.weight:select(0, self.padding_idx):fill_(0) end)
+  end
 end
 
 -- max_norm renormalises rows of the weight in place (cpu math, later); the lookup is the same.

@@ -1,0 +1,517 @@
+/* cpu_rnn.c — float32 cpu kernels of RNN, GRU and LSTM stacks: forward over time and BPTT. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/*
+** Layouts. Weights: PyTorch's _flat_weights order, per layer and direction w_ih [G, in],
+** w_hh [G, H], then b_ih [G], b_hh [G] with bias (G = gates·H; in = I for layer 0, D·H after).
+** Workspace: x [T, N, I], each layer's output [T, N, D·H], then per layer and direction the
+** states h [T + 1, N, H] in processing order (h[0] the initial state), c alike for an LSTM, and
+** the activations each step's backward reads [T, N, A] (GRU r, z, n and W_hn·h + b_hn; LSTM
+** i, f, g, o). Everything is time-major; the caller converts batch-first tensors.
+*/
+
+static int64_t gates(const pr_RnnPlan *p) { return p->cell == 0 ? 1 : p->cell == 1 ? 3 : 4; }
+static int64_t in_size(const pr_RnnPlan *p, int64_t l) { return l == 0 ? p->In : p->D * p->H; }
+static int64_t acts(const pr_RnnPlan *p) { return p->cell == 0 ? 0 : 4 * p->H; }
+
+static int64_t block_size(const pr_RnnPlan *p, int64_t l) {
+  int64_t G = gates(p) * p->H;
+  return G * in_size(p, l) + G * p->H + (p->bias ? 2 * G : 0);
+}
+
+static int64_t weight_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
+  int64_t off = 0;
+  for (int64_t k = 0; k < l; k++) off += p->D * block_size(p, k);
+  return off + d * block_size(p, l);
+}
+
+int64_t pr_rnn_weights_size(const pr_RnnPlan *p) { return weight_offset(p, p->L, 0); }
+
+static int64_t state_size(const pr_RnnPlan *p) {
+  int64_t hs = (p->T + 1) * p->N * p->H;
+  return hs * (p->cell == 2 ? 2 : 1) + p->T * p->N * acts(p);
+}
+
+static int64_t out_offset(const pr_RnnPlan *p, int64_t l) {
+  return p->T * p->N * p->In + l * p->T * p->N * p->D * p->H;
+}
+
+static int64_t state_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
+  return out_offset(p, p->L) + (l * p->D + d) * state_size(p);
+}
+
+int64_t pr_rnn_workspace_size(const pr_RnnPlan *p) { return state_offset(p, p->L, 0); }
+
+/* The views of one layer and direction into the weights and the workspace. */
+typedef struct Dir {
+  const float *wih, *whh, *bih, *bhh;
+  float *hs, *cs, *act;        /* cs NULL but for an LSTM */
+  int64_t in, G;
+} Dir;
+
+static Dir dir_of(const pr_RnnPlan *p, const float *w, float *ws, int64_t l, int64_t d) {
+  Dir r;
+  r.in = in_size(p, l);
+  r.G = gates(p) * p->H;
+  r.wih = w + weight_offset(p, l, d);
+  r.whh = r.wih + r.G * r.in;
+  r.bih = p->bias ? r.whh + r.G * p->H : NULL;
+  r.bhh = p->bias ? r.bih + r.G : NULL;
+  r.hs = ws + state_offset(p, l, d);
+  int64_t hsz = (p->T + 1) * p->N * p->H;
+  r.cs = p->cell == 2 ? r.hs + hsz : NULL;
+  r.act = r.hs + hsz * (p->cell == 2 ? 2 : 1);
+  return r;
+}
+
+static double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* rows × G = a[rows, k] · Wᵀ (W [G, k]) + bias (NULL: none), by sgemm. */
+static void project(const float *a, int64_t rows, int64_t k, const float *W, const float *bias,
+                    int64_t G, float *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    if (bias != NULL) memcpy(out + r * G, bias, sizeof(float) * (size_t)G);
+    else memset(out + r * G, 0, sizeof(float) * (size_t)G);
+  }
+  if (rows > 0 && G > 0 && k > 0)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)rows, (blasint)G, (blasint)k,
+                1.0f, a, (blasint)k, W, (blasint)k, 1.0f, out, (blasint)G);
+}
+
+/* One step of one cell for sample n: xi, hh its two projections [G]; writes h (and c, act). */
+static void cell_step(const pr_RnnPlan *p, const float *xi, const float *hh, const float *hp,
+                      const float *cp, float *h, float *c, float *act) {
+  int64_t H = p->H;
+  for (int64_t j = 0; j < H; j++) {
+    if (p->cell == 0) {
+      double a = (double)xi[j] + hh[j];
+      h[j] = (float)(p->relu ? (a > 0 ? a : 0) : tanh(a));
+    } else if (p->cell == 1) {
+      double r = sigm((double)xi[j] + hh[j]), z = sigm((double)xi[H + j] + hh[H + j]);
+      double hn = hh[2 * H + j], nn = tanh(xi[2 * H + j] + r * hn);
+      h[j] = (float)((1 - z) * nn + z * hp[j]);
+      act[j] = (float)r, act[H + j] = (float)z;
+      act[2 * H + j] = (float)nn, act[3 * H + j] = (float)hn;
+    } else {
+      double i = sigm((double)xi[j] + hh[j]), f = sigm((double)xi[H + j] + hh[H + j]);
+      double g = tanh((double)xi[2 * H + j] + hh[2 * H + j]);
+      double o = sigm((double)xi[3 * H + j] + hh[3 * H + j]);
+      double cc = f * cp[j] + i * g;
+      c[j] = (float)cc;
+      h[j] = (float)(o * tanh(cc));
+      act[j] = (float)i, act[H + j] = (float)f;
+      act[2 * H + j] = (float)g, act[3 * H + j] = (float)o;
+    }
+  }
+}
+
+int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
+                       const float *w, float *ws, float *hn, float *cn) {
+  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  float *xi = malloc(sizeof(float) * (size_t)(T * N * G + N * G + 1));
+  if (xi == NULL) return PR_ERR;
+  float *hh = xi + T * N * G;
+  memcpy(ws, x, sizeof(float) * (size_t)(T * N * p->In));
+  for (int64_t l = 0; l < p->L; l++) {
+    const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
+    float *out = ws + out_offset(p, l);
+    for (int64_t d = 0; d < p->D; d++) {
+      Dir r = dir_of(p, w, ws, l, d);
+      int64_t s0 = (l * p->D + d) * N * H;
+      project(in, T * N, r.in, r.wih, r.bih, G, xi);
+      for (int64_t i = 0; i < N * H; i++) {
+        r.hs[i] = h0 ? h0[s0 + i] : 0.0f;
+        if (r.cs) r.cs[i] = c0 ? c0[s0 + i] : 0.0f;
+      }
+      for (int64_t k = 0; k < T; k++) {
+        int64_t t = d ? T - 1 - k : k;
+        const float *hp = r.hs + k * N * H, *cp = r.cs ? r.cs + k * N * H : NULL;
+        project(hp, N, H, r.whh, r.bhh, G, hh);
+        for (int64_t n = 0; n < N; n++) {
+          float *h = r.hs + (k + 1) * N * H + n * H;
+          cell_step(p, xi + (t * N + n) * G, hh + n * G, hp + n * H, cp ? cp + n * H : NULL, h,
+                    r.cs ? r.cs + (k + 1) * N * H + n * H : NULL, r.act + (k * N + n) * acts(p));
+          memcpy(out + (t * N + n) * DH + d * H, h, sizeof(float) * (size_t)H);
+        }
+      }
+      memcpy(hn + s0, r.hs + T * N * H, sizeof(float) * (size_t)(N * H));
+      if (r.cs && cn) memcpy(cn + s0, r.cs + T * N * H, sizeof(float) * (size_t)(N * H));
+    }
+  }
+  free(xi);
+  return 0;
+}
+
+/* {====================== backpropagation through time ======================} */
+
+/*
+** The gradient of one step for sample n: dh (and dc, updated to the previous step's) give the
+** pre-activation gradients on the input side dxi and on the hidden side dhh [G] (they differ only
+** in GRU's n gate, where r scales W_hn·h) and the part of dh_prev that skips W_hh (GRU's z·dh).
+*/
+static void cell_back(const pr_RnnPlan *p, const float *dh, float *dc, const float *hp,
+                      const float *h, const float *cp, const float *c, const float *act,
+                      float *dxi, float *dhh, float *dhp) {
+  int64_t H = p->H;
+  for (int64_t j = 0; j < H; j++) {
+    double g = dh[j];
+    dhp[j] = 0;
+    if (p->cell == 0) {
+      double a = p->relu ? (h[j] > 0 ? g : 0) : g * (1 - (double)h[j] * h[j]);
+      dxi[j] = dhh[j] = (float)a;
+    } else if (p->cell == 1) {
+      double r = act[j], z = act[H + j], nn = act[2 * H + j], hn = act[3 * H + j];
+      double an = g * (1 - z) * (1 - nn * nn), ar = an * hn * r * (1 - r);
+      double az = g * (hp[j] - nn) * z * (1 - z);
+      dxi[j] = dhh[j] = (float)ar;
+      dxi[H + j] = dhh[H + j] = (float)az;
+      dxi[2 * H + j] = (float)an;
+      dhh[2 * H + j] = (float)(an * r);
+      dhp[j] = (float)(g * z);
+    } else {
+      double i = act[j], f = act[H + j], gg = act[2 * H + j], o = act[3 * H + j];
+      double tc = tanh((double)c[j]), dct = dc[j] + g * o * (1 - tc * tc);
+      dxi[j] = dhh[j] = (float)(dct * gg * i * (1 - i));
+      dxi[H + j] = dhh[H + j] = (float)(dct * cp[j] * f * (1 - f));
+      dxi[2 * H + j] = dhh[2 * H + j] = (float)(dct * i * (1 - gg * gg));
+      dxi[3 * H + j] = dhh[3 * H + j] = (float)(g * tc * o * (1 - o));
+      dc[j] = (float)(dct * f);
+    }
+  }
+}
+
+/* out[c] += Σ_rows m[r, c] (the bias gradients) */
+static void col_sums(const float *m, int64_t rows, int64_t cols, float *out) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) out[c] += m[r * cols + c];
+}
+
+/* One layer and direction backwards over time; dout: the gradient of the layer's output. */
+static void dir_back(const pr_RnnPlan *p, const Dir *r, int64_t l, int64_t d, const float *in,
+                     const float *dout, const float *ghn, const float *gcn, float *din,
+                     float *gh0, float *gc0, float *gw, const float *w, float *buf) {
+  int64_t T = p->T, N = p->N, H = p->H, G = r->G, DH = p->D * H, s0 = (l * p->D + d) * N * H;
+  float *dxi = buf, *dhh = dxi + T * N * G, *dh = dhh + T * N * G, *dc = dh + N * H;
+  float *dhp = dc + N * H;
+  for (int64_t i = 0; i < N * H; i++) {
+    dh[i] = ghn ? ghn[s0 + i] : 0.0f;
+    dc[i] = gcn ? gcn[s0 + i] : 0.0f;
+  }
+  for (int64_t k = T - 1; k >= 0; k--) {
+    int64_t t = d ? T - 1 - k : k;
+    for (int64_t n = 0; n < N; n++) {
+      int64_t o = n * H;
+      for (int64_t j = 0; j < H; j++) dh[o + j] += dout[(t * N + n) * DH + d * H + j];
+      cell_back(p, dh + o, dc + o, r->hs + k * N * H + o, r->hs + (k + 1) * N * H + o,
+                r->cs ? r->cs + k * N * H + o : NULL, r->cs ? r->cs + (k + 1) * N * H + o : NULL,
+                r->act + (k * N + n) * acts(p), dxi + (t * N + n) * G, dhh + (k * N + n) * G,
+                dhp + o);
+    }
+    /* dh_prev = dhh · W_hh + the direct part */
+    memcpy(dh, dhp, sizeof(float) * (size_t)(N * H));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)N, (blasint)H, (blasint)G,
+                1.0f, dhh + k * N * G, (blasint)G, r->whh, (blasint)H, 1.0f, dh, (blasint)H);
+  }
+  if (gh0 != NULL) memcpy(gh0 + s0, dh, sizeof(float) * (size_t)(N * H));
+  if (gc0 != NULL && r->cs) memcpy(gc0 + s0, dc, sizeof(float) * (size_t)(N * H));
+  int64_t rows = T * N;
+  if (gw != NULL && rows > 0) {
+    float *gwih = gw + (r->wih - w), *gwhh = gw + (r->whh - w);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)G, (blasint)r->in,
+                (blasint)rows, 1.0f, dxi, (blasint)G, in, (blasint)r->in, 1.0f, gwih,
+                (blasint)r->in);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)G, (blasint)H, (blasint)rows,
+                1.0f, dhh, (blasint)G, r->hs, (blasint)H, 1.0f, gwhh, (blasint)H);
+    if (p->bias) {
+      col_sums(dxi, rows, G, gw + (r->bih - w));
+      col_sums(dhh, rows, G, gw + (r->bhh - w));
+    }
+  }
+  if (din != NULL && rows > 0)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)rows, (blasint)r->in,
+                (blasint)G, 1.0f, dxi, (blasint)G, r->wih, (blasint)r->in, 1.0f, din,
+                (blasint)r->in);
+}
+
+int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,
+                        const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,
+                        float *gw) {
+  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  int64_t wide = p->In > DH ? p->In : DH, lay = T * N * wide;
+  /* two layer gradients (this layer's output, its input), then dxi, dhh, dh, dc, dhp */
+  size_t n = (size_t)(2 * lay + 2 * T * N * G + 3 * N * H + 1);
+  float *mem = calloc(n, sizeof(float));
+  if (mem == NULL) return PR_ERR;
+  float *dout = mem, *din = mem + lay, *buf = mem + 2 * lay;
+  if (gout != NULL) memcpy(dout, gout, sizeof(float) * (size_t)(T * N * DH));
+  if (gw != NULL) memset(gw, 0, sizeof(float) * (size_t)pr_rnn_weights_size(p));
+  float *wsm = (float *)ws;   /* read only: the states and activations */
+  for (int64_t l = p->L - 1; l >= 0; l--) {
+    const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
+    int want_in = l > 0 || gx != NULL;
+    memset(din, 0, sizeof(float) * (size_t)lay);
+    for (int64_t d = 0; d < p->D; d++) {
+      Dir r = dir_of(p, w, wsm, l, d);
+      dir_back(p, &r, l, d, in, dout, ghn, gcn, want_in ? din : NULL, gh0, gc0, gw, w, buf);
+    }
+    float *t = dout;
+    dout = din;
+    din = t;
+  }
+  if (gx != NULL) memcpy(gx, dout, sizeof(float) * (size_t)(T * N * p->In));
+  free(mem);
+  return 0;
+}
+
+const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws) {
+  return ws + out_offset(p, p->L - 1);
+}
+
+/* {====================== the recurrent ops' values and gradients ======================} */
+
+/*
+** A recurrent op has several results (output, h_n, c_n) and many weights, while a node has one
+** result and four inputs. So the results are views of one packed tensor R = [out | h_n | c_n]
+** whose node runs BPTT, each view's node hands its gradient to its part of R; and the weights are
+** copied into one flat tensor W whose node is the first of a chain that splits W's gradient into
+** up to three weights and the rest of the chain.
+*/
+
+/* A view's gradient as R's: zeros elsewhere. */
+static int unpack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  const pr_Tensor *R = n->inputs[0];
+  if ((gin[0] = pr_tensor_new(rt, 1, R->shape, PROF_F32, R->device)) == NULL) return PR_ERR;
+  if (R->device != PR_CPU) return 0;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  memcpy(pr_f32(gin[0]) + n->args.i[0], pr_f32(gc), sizeof(float) * (size_t)pr_numel(gc));
+  pr_tensor_release(gc);
+  return 0;
+}
+
+/* A link of the weights' chain: its weights' gradients (copies), then the rest (a view). */
+static int pack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  int rc = 0;
+  for (int i = 0; i < 3 && rc == 0; i++) {
+    const pr_Tensor *w = n->inputs[i];
+    if (w == NULL) continue;
+    gin[i] = pr_tensor_new(rt, w->ndim, w->shape, PROF_F32, w->device);
+    if (gin[i] == NULL) rc = PR_ERR;
+    else if (w->device == PR_CPU)
+      memcpy(pr_f32(gin[i]), pr_f32(gc) + n->args.i[i], sizeof(float) * (size_t)pr_numel(w));
+  }
+  if (rc == 0 && n->inputs[3] != NULL) {
+    int64_t rest = pr_numel(gc) - n->args.i[3], one = 1;
+    gin[3] = pr_tensor_view(rt, gc, 1, &rest, &one, gc->offset + n->args.i[3]);
+    if (gin[3] == NULL) rc = PR_ERR;
+  }
+  pr_tensor_release(gc);
+  return rc;
+}
+
+/* W with the values of the nw weights (meta: shape only) and, with grad, the chain's nodes. */
+static pr_Tensor *flat_weights(pr_Runtime *rt, int nw, const pr_Tensor *const *w, int64_t total,
+                               int device, int grad) {
+  pr_Tensor *W = pr_tensor_new(rt, 1, &total, PROF_F32, device);
+  int64_t off[256 + 1] = {0};
+  if (W == NULL) return NULL;
+  for (int k = 0; k < nw; k++) {
+    off[k + 1] = off[k] + pr_numel(w[k]);
+    if (device != PR_CPU) continue;
+    pr_Tensor *c = pr_contiguous_data(rt, w[k]);
+    if (c == NULL) goto fail;
+    memcpy(pr_f32(W) + off[k], pr_f32(c), sizeof(float) * (size_t)pr_numel(c));
+    pr_tensor_release(c);
+  }
+  if (!grad) return W;
+  pr_Tensor *next = NULL;
+  for (int j = (nw + 2) / 3 - 1; j >= 0; j--) {
+    int64_t rest = total - off[3 * j], one = 1;
+    pr_Tensor *carrier = j == 0 ? pr_tensor_retain(W)
+                                : pr_tensor_view(rt, W, 1, &rest, &one, W->offset + off[3 * j]);
+    const pr_Tensor *in[4] = {NULL, NULL, NULL, next};
+    for (int i = 0; i < 3 && 3 * j + i < nw; i++) in[i] = w[3 * j + i];
+    pr_Node *node = carrier ? pr_node_attach(rt, carrier, pack_backward, "rnn_weights", 4, in)
+                            : NULL;
+    pr_tensor_release(next);
+    next = carrier;
+    if (node == NULL) goto fail_chain;
+    for (int i = 0; i < 4; i++)
+      node->args.i[i] = off[3 * j + i < nw ? 3 * j + i : nw] - off[3 * j];
+  }
+  pr_tensor_release(next);
+  return W;
+fail_chain:
+  pr_tensor_release(next);
+fail:
+  pr_tensor_release(W);
+  return NULL;
+}
+
+/* [N, T, F] <-> [T, N, F] (to: batch-first into time-major). */
+static void swap_01(const float *src, float *dst, int64_t a, int64_t b, int64_t f) {
+  for (int64_t i = 0; i < a; i++)
+    for (int64_t j = 0; j < b; j++)
+      memcpy(dst + (j * a + i) * f, src + (i * b + j) * f, sizeof(float) * (size_t)f);
+}
+
+/* The counts of an MM op a[m, k]·b[k, n] that a kernel ran itself, recorded as such. */
+static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
+  if (rt->rec == NULL) return 0;
+  prof_Op op;
+  memset(&op, 0, sizeof op);
+  op.kind = PROF_OP_MM;
+  op.ninputs = 2;
+  op.in[0].ndim = op.in[1].ndim = op.out.ndim = 2;
+  op.in[0].dtype = op.in[1].dtype = op.out.dtype = PROF_F32;
+  op.in[0].dim[0] = m, op.in[0].dim[1] = k;
+  op.in[1].dim[0] = k, op.in[1].dim[1] = n;
+  op.out.dim[0] = m, op.out.dim[1] = n;
+  return pr_record(rt, &op, NULL);
+}
+
+/*
+** BPTT's work: per layer and direction the recurrence dh·W_hh over all steps, the input gradient
+** dxi·W_ih and the weight gradients dxiᵀ·x, dhhᵀ·h as matrix products; the gates' derivatives
+** about twice the forward's elementwise work (RNN 2H, GRU 17H, LSTM 22H per step and sample, as
+** flops_sequence.c counts it), plus the bias sums.
+*/
+static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int want_x,
+                       int want_w, int64_t bytes_read, int64_t bytes_written) {
+  int64_t G = gates(p) * p->H, rows = p->T * p->N;
+  int64_t cell = p->cell == 0 ? 2 : p->cell == 1 ? 17 : 22, flops = 0;
+  for (int64_t l = 0; l < p->L; l++)
+    for (int64_t d = 0; d < p->D; d++) {
+      int64_t in = in_size(p, l);
+      if (record_mm(rt, rows, G, p->H) != 0) return PR_ERR;
+      if ((l > 0 || want_x) && record_mm(rt, rows, G, in) != 0) return PR_ERR;
+      if (want_w && (record_mm(rt, G, rows, in) != 0 || record_mm(rt, G, rows, p->H) != 0))
+        return PR_ERR;
+      flops += rows * (2 * cell * p->H + (want_w && p->bias ? 2 * G : 0));
+    }
+  char buf[48];
+  snprintf(buf, sizeof buf, "%s_backward", name);
+  return pr_record_work(rt, buf, 0, flops, bytes_read, bytes_written);
+}
+
+static pr_RnnPlan plan_of(const pr_Node *n) {
+  pr_RnnPlan p = {(int)n->args.i[0], (int)n->args.i[1], (int)n->args.i[2], n->args.i[3],
+                  n->args.i[4], n->args.i[5], n->args.i[6], n->args.i[7], n->args.i[8]};
+  return p;
+}
+
+/* R's gradient [out | h_n | c_n] back through time to x, h0, c0 and W. */
+static int rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  pr_RnnPlan p = plan_of(n);
+  int batch_first = (int)n->args.i[9];
+  const pr_Tensor *ws = n->saved[0], *W = n->saved[1];
+  for (int i = 0; i < 4; i++) {
+    const pr_Tensor *t = n->inputs[i];
+    if (t != NULL && (gin[i] = pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device)) == NULL)
+      return PR_ERR;
+  }
+  int64_t wrote = 0;
+  for (int i = 0; i < 4; i++) wrote += gin[i] ? pr_numel(gin[i]) : 0;
+  if (record_bptt(rt, &p, n->name, gin[0] != NULL, gin[3] != NULL,
+                  4 * (pr_numel(ws) + pr_numel(W) + pr_numel(g)), 4 * wrote) != 0)
+    return PR_ERR;
+  if (W->device != PR_CPU) return 0;
+  int64_t nout = p.T * p.N * p.D * p.H, nh = p.L * p.D * p.N * p.H;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  float *tmp = gc ? malloc(sizeof(float) * (size_t)(nout + p.T * p.N * p.In + 1)) : NULL;
+  if (tmp == NULL) {
+    pr_tensor_release(gc);
+    return pr_error(rt, "%s backward: out of memory", n->name);
+  }
+  const float *gp = pr_f32(gc), *gout = gp;
+  float *gx = gin[0] ? pr_f32(gin[0]) : NULL;
+  if (batch_first) {
+    swap_01(gp, tmp, p.N, p.T, p.D * p.H);
+    gout = tmp;
+    if (gx != NULL) gx = tmp + nout;
+  }
+  int rc = pr_cpu_rnn_backward(&p, pr_f32(W), pr_f32(ws), gout, gp + nout,
+                               p.cell == 2 ? gp + nout + nh : NULL, gx,
+                               gin[1] ? pr_f32(gin[1]) : NULL, gin[2] ? pr_f32(gin[2]) : NULL,
+                               gin[3] ? pr_f32(gin[3]) : NULL);
+  if (rc == 0 && batch_first && gin[0] != NULL) swap_01(gx, pr_f32(gin[0]), p.T, p.N, p.In);
+  free(tmp);
+  pr_tensor_release(gc);
+  return rc == 0 ? 0 : pr_error(rt, "%s backward: out of memory", n->name);
+}
+
+/* x as a time-major contiguous copy (or itself when it already is one). */
+static pr_Tensor *time_major(pr_Runtime *rt, const pr_Tensor *x, int batch_first) {
+  if (!batch_first) return pr_contiguous_data(rt, x);
+  pr_Tensor *c = pr_contiguous_data(rt, x);
+  pr_Tensor *t = c ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, PR_CPU) : NULL;
+  if (t != NULL) swap_01(pr_f32(c), pr_f32(t), x->shape[0], x->shape[1], x->shape[2]);
+  pr_tensor_release(c);
+  return t;
+}
+
+int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int batch_first,
+                  const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0, int nw,
+                  const pr_Tensor *const *w, pr_Tensor *R, pr_Tensor *const *views) {
+  int wgrad = 0;
+  for (int k = 0; k < nw; k++) wgrad |= pr_needs_grad(rt, w[k], NULL, NULL);
+  int grad = wgrad || pr_needs_grad(rt, x, h0, c0), cpu = R->device == PR_CPU;
+  if (!cpu && !grad) return 0;
+  if (nw > 256) return pr_error(rt, "%s: at most 256 weights", name);
+  pr_Tensor *W = flat_weights(rt, nw, w, pr_rnn_weights_size(p), R->device, wgrad);
+  int64_t wsize = cpu ? pr_rnn_workspace_size(p) : 1;
+  pr_Tensor *ws = W ? pr_tensor_new(rt, 1, &wsize, PROF_F32, R->device) : NULL;
+  pr_Tensor *xt = NULL, *hc = NULL, *cc = NULL;
+  int rc = PR_ERR;
+  if (ws == NULL) goto end;
+  if (cpu) {
+    int64_t nout = p->T * p->N * p->D * p->H, nh = p->L * p->D * p->N * p->H;
+    xt = time_major(rt, x, batch_first);
+    hc = xt && h0 ? pr_contiguous_data(rt, h0) : NULL;
+    cc = xt && c0 ? pr_contiguous_data(rt, c0) : NULL;
+    if (xt == NULL || (h0 && !hc) || (c0 && !cc)) goto end;
+    float *r = pr_f32(R);
+    if (pr_cpu_rnn_forward(p, pr_f32(xt), hc ? pr_f32(hc) : NULL, cc ? pr_f32(cc) : NULL,
+                           pr_f32(W), pr_f32(ws), r + nout, p->cell == 2 ? r + nout + nh : NULL)
+        != 0) {
+      pr_error(rt, "%s: out of memory", name);
+      goto end;
+    }
+    if (batch_first) swap_01(pr_rnn_output(p, pr_f32(ws)), r, p->T, p->N, p->D * p->H);
+    else memcpy(r, pr_rnn_output(p, pr_f32(ws)), sizeof(float) * (size_t)nout);
+  }
+  if (grad) {
+    const pr_Tensor *in[4] = {x, h0, c0, wgrad ? W : NULL};
+    pr_Node *n = pr_node_attach(rt, R, rnn_backward, name, 4, in);
+    if (n == NULL) goto end;
+    int64_t args[10] = {p->cell, p->relu, p->bias, p->T, p->N, p->In, p->H, p->L, p->D,
+                        batch_first};
+    memcpy(n->args.i, args, sizeof args);
+    pr_node_save(n, 0, ws);
+    pr_node_save(n, 1, W);
+    for (int i = 0; i < 3; i++) {
+      pr_Tensor *v = views[i];
+      const pr_Tensor *r1 = R;
+      if (v == NULL) continue;
+      pr_Node *u = pr_node_attach(rt, v, unpack_backward, name, 1, &r1);
+      if (u == NULL) goto end;
+      u->args.i[0] = v->offset - R->offset;
+    }
+  }
+  rc = 0;
+end:
+  pr_tensor_release(W);
+  pr_tensor_release(ws);
+  pr_tensor_release(xt);
+  pr_tensor_release(hc);
+  pr_tensor_release(cc);
+  return rc;
+}
