@@ -1,9 +1,11 @@
--- alexnet.lua — the tutorial's AlexNet example: get_model_profile at batch 256, 3×224×224.
+-- alexnet.lua — the tutorial's AlexNet example: get_model_profile at batch 256 (or the config's), 3×224×224.
 local prof = require "prof"
 local models = require "prof.models"
 
 local model = models.alexnet()
-local batch_size = 256
+-- the tutorial's 256, unless the config says otherwise (configs/default.json keeps make run quick
+-- on the cpu)
+local batch_size = prof.config.value("train_micro_batch_size_per_gpu") or 256
 local flops, macs, params = prof.get_model_profile {
   model = model,                               -- model
   input_shape = { batch_size, 3, 224, 224 },   -- the model takes one tensor of this shape
