@@ -80,11 +80,11 @@ $(BUILD)/prof.pc: Makefile
 	  '$(PREFIX)' "$$(sed -n 's/^#define PROF_VERSION "\(.*\)"/\1/p' core/prof.h)" '$(CJSON_LIBS)' > $@
 
 # C unit tests: one binary per spec/c/test_*.c; also built with ASan + UBSan.
-$(BUILD)/tests/%: spec/c/%.c spec/c/t.h $(LIBPROF_A) $(LIBRT_A)
+$(BUILD)/tests/%: spec/c/%.c spec/c/t.h spec/c/op_builder.h $(LIBPROF_A) $(LIBRT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) $(WARN) -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) -o $@ $< \
 	  $(LIBRT_A) $(LIBPROF_A) $(CJSON_LIBS) $(BLAS_LIBS) -lm
-$(BUILD)/asan/%: spec/c/%.c spec/c/t.h $(CORE_SRC) $(RUNTIME_SRC) $(HEADERS)
+$(BUILD)/asan/%: spec/c/%.c spec/c/t.h spec/c/op_builder.h $(CORE_SRC) $(RUNTIME_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(SAN_FLAGS) -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
 	  $(BLAS_CFLAGS) -o $@ $< $(CORE_SRC) $(RUNTIME_SRC) $(CJSON_LIBS) $(BLAS_LIBS) -lm

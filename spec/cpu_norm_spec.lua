@@ -2,9 +2,9 @@
 -- embedding, against PyTorch 1.13 (spec/fixtures/ops/nn.lua) and finite differences.
 local T = require "prof.tensor"
 local F = require "prof.nn.functional"
-local core = require "prof.core"
 local gc = require "spec.support.gradcheck"
 local cases = require "spec.support.torch_cases"
+local recorder = require "spec.support.ops_recorder"
 
 local fixture = dofile("spec/fixtures/ops/nn.lua")
 local CPU = { dtype = "float32", device = "cpu" }
@@ -47,14 +47,7 @@ local OPS = {
 }
 
 describe("norms and embedding against PyTorch 1.13", function()
-  for i, c in ipairs(fixture) do
-    if OPS[c.op] then
-      it(string.format("%d %s: values and gradients within 1e-4", i, c.name), function()
-        local err, where = cases.run(c, OPS[c.op])
-        assert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
-      end)
-    end
-  end
+  for _, t in ipairs(cases.tests(fixture, OPS)) do it(t[1], t[2]) end
 
   it("updates instance norm's running statistics with the mean over the batch", function()
     local c
@@ -87,12 +80,7 @@ describe("norm and embedding gradients against finite differences", function()
     { "embedding", function(w) return F.embedding(idx, w) end, { { 3, 2 } } },
   }
   for _, c in ipairs(checks) do
-    it(c[1], function()
-      local inputs = {}
-      for k, shape in ipairs(c[3]) do inputs[k] = gc.leaf(shape, 10 * k + 3) end
-      local ok, msg = gc.check(c[2], inputs)
-      assert.is_true(ok, msg)
-    end)
+    it(c[1], function() assert.is_true(gc.check_shapes(c[2], c[3], 3)) end)
   end
 end)
 
@@ -126,14 +114,7 @@ describe("norms and embedding on the cpu", function()
 
   it("record their backward as work of the backward phase", function()
     local x, w = gc.leaf({ 4, 3 }, 1), gc.leaf({ 3 }, 2)
-    local S = core.new()
-    S:start()
-    core.set_recorder(S)
-    local ok, err = pcall(function() T.sum(F.layer_norm(x, 3, w) * 2.0):backward() end)
-    core.set_recorder(nil)
-    local fwd, bwd = S:totals("forward"), S:totals("backward")
-    S:close()
-    assert(ok, err)
+    local fwd, bwd = recorder.phases(function() T.sum(F.layer_norm(x, 3, w) * 2.0):backward() end)
     -- forward: layer_norm 6·12 + 2·4 + 12 = 92, mul 12, sum 11; backward: the mul's 12,
     -- layer_norm_backward per element x̂ 2, gx 7 + 1 (weight), gw 2 = 12·12 = 144
     assert.equal(92 + 12 + 11, fwd.flops)

@@ -2,9 +2,9 @@
 -- softmax, maximum/minimum and dropout, against PyTorch 1.13 (spec/fixtures/ops/pointwise.lua) and
 -- finite differences.
 local T = require "prof.tensor"
-local core = require "prof.core"
 local gc = require "spec.support.gradcheck"
 local cases = require "spec.support.torch_cases"
+local recorder = require "spec.support.ops_recorder"
 
 local fixture = dofile("spec/fixtures/ops/pointwise.lua")
 
@@ -44,9 +44,7 @@ describe("pointwise cpu kernels and gradients against PyTorch 1.13", function()
   for i, c in ipairs(fixture) do
     if not SELECT[(c.op:gsub("_t$", ""))] then
       it(string.format("%d %s: values and gradients within 1e-4", i, c.op), function()
-        local fn = assert(OPS[c.op], "no runner for " .. c.op)
-        local err, where = cases.run(c, fn)
-        assert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
+        cases.check(c, assert(OPS[c.op], "no runner for " .. c.op))
       end)
     end
   end
@@ -195,18 +193,7 @@ describe("pointwise edge values", function()
   end)
 end)
 
--- The totals of the forward and backward phases of fn.
-local function phases(fn)
-  local S = core.new()
-  S:start()
-  core.set_recorder(S)
-  local ok, err = pcall(fn)
-  core.set_recorder(nil)
-  local fwd, bwd = S:totals("forward"), S:totals("backward")
-  S:close()
-  assert(ok, err)
-  return fwd, bwd
-end
+local phases = recorder.phases
 
 describe("pointwise backward records", function()
   it("count the fused gradients in the backward phase, the same on cpu and meta", function()

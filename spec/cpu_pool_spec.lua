@@ -15,14 +15,7 @@ local OPS = {
 }
 
 describe("cpu pools and interpolate against PyTorch 1.13", function()
-  for i, c in ipairs(fixture) do
-    if OPS[c.op] then
-      it(string.format("%d %s: values and gradients within 1e-4", i, c.name), function()
-        local err, where = cases.run(c, OPS[c.op])
-        assert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
-      end)
-    end
-  end
+  for _, t in ipairs(cases.tests(fixture, OPS)) do it(t[1], t[2]) end
 end)
 
 describe("pool and interpolate gradients against finite differences", function()

@@ -1,9 +1,9 @@
 -- cpu_select_spec.lua — cpu values and gradients of masked_fill, where, triu/tril, cat, stack, chunk
 -- and split, against PyTorch 1.13 (spec/fixtures/ops/pointwise.lua) and finite differences.
 local T = require "prof.tensor"
-local core = require "prof.core"
 local gc = require "spec.support.gradcheck"
 local cases = require "spec.support.torch_cases"
+local recorder = require "spec.support.ops_recorder"
 
 local fixture = dofile("spec/fixtures/ops/pointwise.lua")
 
@@ -38,17 +38,9 @@ local OPS = {
 }
 
 describe("selection cpu kernels and gradients against PyTorch 1.13", function()
-  local ran = 0
-  for i, c in ipairs(fixture) do
-    if OPS[c.op] then
-      ran = ran + 1
-      it(string.format("%d %s: values and gradients within 1e-4", i, c.op), function()
-        local err, where = cases.run(c, OPS[c.op])
-        assert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
-      end)
-    end
-  end
-  it("has its cases in the fixture", function() assert.is_true(ran >= 30) end)
+  local tests = cases.tests(fixture, OPS, function(c) return c.op end)
+  for _, t in ipairs(tests) do it(t[1], t[2]) end
+  it("has its cases in the fixture", function() assert.is_true(#tests >= 30) end)
 end)
 
 describe("selection gradients against finite differences", function()
@@ -136,18 +128,11 @@ describe("cat and stack", function()
   it("keeps meta to shapes and counts: the gradient slices are views, the copies are free", function()
     local a = T.empty { 2, 3 }
     a.requires_grad = true
-    local S = core.new()
-    S:start()
-    core.set_recorder(S)
-    local ok, err = pcall(function()
+    local _, bwd = recorder.phases(function()
       local y = T.cat({ a, a, a, a, a, a }, 0)
       assert.same({ 12, 3 }, y.shape)
       T.sum(y * 2.0):backward()
     end)
-    core.set_recorder(nil)
-    local bwd = S:totals("backward")
-    S:close()
-    assert(ok, err)
     assert.same({ 2, 3 }, a.grad.shape)
     -- the mul's gradient 36, then five adds of a's six slices into one gradient: 5·6
     assert.equal(36 + 30, bwd.flops)

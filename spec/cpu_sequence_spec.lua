@@ -6,6 +6,7 @@ local F = require "prof.nn.functional"
 local core = require "prof.core"
 local gc = require "spec.support.gradcheck"
 local cases = require "spec.support.torch_cases"
+local recorder = require "spec.support.ops_recorder"
 
 local fixture = dofile("spec/fixtures/ops/nn.lua")
 local sdpa = F.scaled_dot_product_attention
@@ -96,10 +97,8 @@ describe("attention, recurrent layers and einsum against PyTorch 1.13", function
     if OPS[c.op] or MULTI[c.op] then
       local what = c.args and (c.args.equation or c.args.kind) or ""
       it(string.format("%d %s %s: values and gradients within 1e-4", i, c.name, what), function()
-        local err, where
-        if MULTI[c.op] then err, where = run_multi(c, MULTI[c.op])
-        else err, where = cases.run(c, OPS[c.op]) end
-        assert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
+        if MULTI[c.op] then cases.assert_close(run_multi(c, MULTI[c.op]))
+        else cases.check(c, OPS[c.op]) end
       end)
     end
   end
@@ -107,11 +106,7 @@ end)
 
 -- {====================== finite differences ======================}
 
-local function check(f, shapes)
-  local xs = {}
-  for k, shape in ipairs(shapes) do xs[k] = gc.leaf(shape, 10 * k + 7) end
-  return gc.check(f, xs)
-end
+local function check(f, shapes) return gc.check_shapes(f, shapes, 7) end
 
 describe("sequence gradients against finite differences", function()
   it("scaled_dot_product_attention, causal, masked, grouped and with dropout", function()
@@ -178,18 +173,7 @@ end)
 
 -- {====================== profiling ======================}
 
--- The totals of the forward and backward phases of fn.
-local function phases(fn)
-  local S = core.new()
-  S:start()
-  core.set_recorder(S)
-  local ok, err = pcall(fn)
-  core.set_recorder(nil)
-  local fwd, bwd = S:totals("forward"), S:totals("backward")
-  S:close()
-  assert(ok, err)
-  return fwd, bwd
-end
+local phases = recorder.phases
 
 describe("sequence ops on the cpu", function()
   it("record attention's backward products as matmuls", function()

@@ -3,21 +3,9 @@
 -- (quoted); counts are derived by hand in the comments.
 local core = require "prof.core"
 
-local function E(shape, dtype, device) return core.empty(shape, dtype, device) end
+local recorder = require "spec.support.ops_recorder"
 
--- Runs fn under a fresh recorder and returns the forward totals.
-local function count(fn, conv)
-  local S = core.new()
-  if conv then S:set_conventions(conv) end
-  S:start()
-  core.set_recorder(S)
-  local ok, err = pcall(fn)
-  core.set_recorder(nil)
-  local t = S:totals("forward")
-  S:close()
-  assert(ok, err)
-  return t
-end
+local E, count = recorder.E, recorder.count
 
 describe("matmul", function()
   it("follows torch.matmul's shapes", function()

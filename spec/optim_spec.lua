@@ -1,10 +1,10 @@
 -- optim_spec.lua — prof.optim's SGD, Adam and AdamW against torch 1.13 (spec/fixtures/ops/optim.lua),
 -- their param groups, state and zero_grad, and the "step" work they record.
-local core = require "prof.core"
 local T = require "prof.tensor"
 local nn = require "prof.nn"
 local optim = require "prof.optim"
 local gc = require "spec.support.gradcheck"
+local recorder = require "spec.support.ops_recorder"
 
 local fixture = dofile("spec/fixtures/ops/optim.lua")
 
@@ -237,18 +237,7 @@ end)
 
 describe("profiling", function()
   -- Runs fn with a recorder in the "step" phase (the engine's job) and returns the step totals.
-  local function step_totals(fn)
-    local S = core.new()
-    S:start()
-    S:set_phase("step")
-    core.set_recorder(S)
-    local ok, err = pcall(fn)
-    core.set_recorder(nil)
-    local t = S:totals("step")
-    S:close()
-    assert(ok, err)
-    return t
-  end
+  local function step_totals(fn) return recorder.count(fn, nil, "step") end
 
   it("SGD records 2 flops per element (+3 momentum, +2 weight decay) and its bytes", function()
     local w, b = leaf(gc.values(12, 1), { 3, 4 }), leaf(gc.values(4, 2), { 4 })

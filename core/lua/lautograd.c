@@ -191,6 +191,12 @@ static int l_allocated(lua_State *L) {
   return 1;
 }
 
+/* core.live_bytes(): cpu storage bytes allocated and not yet freed (a leak shows as growth). */
+static int l_live_bytes(lua_State *L) {
+  lua_pushinteger(L, lbind_rt(L)->live_bytes);
+  return 1;
+}
+
 void lbind_open_autograd(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"backward", t_backward}, {"detach", t_detach}, {"item", t_item}, {"tolist", t_tolist},
@@ -199,7 +205,8 @@ void lbind_open_autograd(lua_State *L) {
   static const luaL_Reg funcs[] = {
       {"from_bytes", l_from_bytes}, {"randn", l_randn}, {"rand", l_rand},
       {"manual_seed", l_manual_seed}, {"set_grad_enabled", l_set_grad_enabled},
-      {"is_grad_enabled", l_is_grad_enabled}, {"allocated_bytes", l_allocated}, {NULL, NULL}};
+      {"is_grad_enabled", l_is_grad_enabled}, {"allocated_bytes", l_allocated},
+      {"live_bytes", l_live_bytes}, {NULL, NULL}};
   luaL_getmetatable(L, LBIND_TENSOR);            /* ctx mod mt */
   lua_getfield(L, -1, "__methods");               /* ctx mod mt methods */
   lua_pushvalue(L, -4);

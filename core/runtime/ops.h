@@ -36,7 +36,8 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
 
 /* pointwise (ops_pointwise.c) */
 /* Unary ops of one input: activations (RELU … MISH) and math (NEG … CLAMP). alpha: the slope of
-   leaky_relu, elu's alpha, softplus's beta; clamp uses lo/hi. */
+   leaky_relu, elu's alpha, softplus's beta; gelu's form (0: erf, otherwise tanh); clamp uses
+   lo/hi. */
 pr_Tensor *pr_unary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double alpha);
 pr_Tensor *pr_clamp(pr_Runtime *rt, const pr_Tensor *x, double lo, double hi);
 pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w);
@@ -104,7 +105,7 @@ pr_Tensor *pr_group_norm(pr_Runtime *rt, const pr_Tensor *x, int64_t groups, con
 /* indices int64 or int32, weight [V, D]; padding_idx NULL: none */
 pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tensor *w,
                         const int64_t *padding_idx);
-/* p in [0, 1]; without training (or p = 0) the result is a view of x, as PyTorch returns x */
+/* p in [0, 1]; without training (or p = 0) the result is x itself (retained), as in PyTorch */
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training);
 
 /* {====================== reductions (ops_reduce.c) and losses (ops_loss.c) ======================} */
@@ -214,5 +215,66 @@ pr_Tensor *pr_full(pr_Runtime *rt, int ndim, const int64_t *shape, double value,
    other feeds every dtype; both NULL: no values (meta tensors keep none anyway) */
 pr_Tensor *pr_tensor_from(pr_Runtime *rt, int ndim, const int64_t *shape, const double *fvals,
                           const int64_t *ivals, int dtype, int device);
+
+/* {====================== ops of several files ======================} */
+
+/*
+** pr_unary with both parameters (a, b as pr_cpu_unary reads them) and op flags
+** (PROF_OPF_OPERATOR for -x). pr_unary(kind, x, alpha) is this with a = alpha and softplus's
+** threshold 20; pr_clamp passes its bounds.
+*/
+pr_Tensor *pr_unary_ex(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double a, double b,
+                       uint32_t flags);
+
+/* pr_rnn and pr_rnn_cell with their weights (ops_sequence.c): per layer and direction w_ih,
+   w_hh[, b_ih, b_hh], as PyTorch's _flat_weights; a cpu input needs them, meta checks them
+   when given (nw 0: none). */
+pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0,
+                           const pr_Tensor *c0, int nw, const pr_Tensor *const *w,
+                           const pr_RnnArgs *a, pr_Tensor **h_n, pr_Tensor **c_n);
+pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h,
+                                const pr_Tensor *c, int nw, const pr_Tensor *const *w,
+                                const pr_RnnArgs *a, pr_Tensor **c_out);
+
+/* Records work a fused cpu kernel did (a backward) as a PROF_OP_CUSTOM op named name. */
+int pr_record_work(pr_Runtime *rt, const char *name, int64_t macs, int64_t flops,
+                   int64_t bytes_read, int64_t bytes_written);
+
+/* {====================== optimizers (optim.c) ======================} */
+
+/*
+** One parameter of an optimizer step with its gradient and state, as torch.optim keeps them.
+** state: SGD [0] momentum_buffer (momentum != 0 only); Adam/AdamW [0] exp_avg, [1] exp_avg_sq,
+** [2] max_exp_avg_sq (amsgrad only); tensors of the parameter's shape, dtype and device, zeros
+** when new. step: this update's count, from 1 (Adam's bias corrections; SGD's step 1 copies the
+** gradient into the momentum buffer, as torch's clone does).
+*/
+typedef struct pr_OptimSlot {
+  pr_Tensor *param;            /* updated in place */
+  const pr_Tensor *grad;       /* NULL: the parameter is skipped, as torch skips grad None */
+  pr_Tensor *state[3];
+  int64_t step;
+} pr_OptimSlot;
+
+typedef struct pr_SgdArgs {
+  double lr, momentum, dampening, weight_decay;
+  int nesterov, maximize;
+} pr_SgdArgs;
+
+typedef struct pr_AdamArgs {
+  double lr, beta1, beta2, eps, weight_decay;
+  int amsgrad, maximize;
+  int decoupled;               /* AdamW: p *= 1 - lr·weight_decay instead of g += weight_decay·p */
+} pr_AdamArgs;
+
+/*
+** One step over n slots, in place and in float32 as torch 1.13's single-tensor loop computes it
+** (cpu: contiguous float32 parameters and state; meta: nothing is computed). Records one
+** PROF_OP_CUSTOM op, "sgd_step" or "adam_step", with the step's flops and bytes (optim.c derives
+** them). Every slot is checked before any is updated: 0, or PR_ERR with rt->err set and nothing
+** changed (except when copying a strided gradient runs out of memory halfway).
+*/
+int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdArgs *a);
+int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_AdamArgs *a);
 
 #endif

@@ -294,20 +294,28 @@ static pr_Tensor *bias_grad(pr_Runtime *rt, const pr_Tensor *gy) {
   return pr_reduce(rt, PROF_OP_SUM, gy, n, dims, 0, 0);
 }
 
-/* Gradients of conv: saved[0] x (or its shape), saved[1] w (or its shape). */
-static int conv_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+/*
+** Gradients of conv (transpose 0) or conv_transpose (1): saved[0] x (or its shape), saved[1] w
+** (or its shape). conv_transpose is the adjoint of the conv from its output to its input, so its
+** input gradient is that conv applied to gy and its weight gradient that conv's, with the roles
+** of input and output swapped: both backwards work on the conv from cin to cout.
+*/
+static int conv_grads(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin,
+                      int transpose) {
   pr_ConvArgs a;
   int unb = load_args(n, &a), rc = PR_ERR;
   const pr_Tensor *w = n->saved[1];
   pr_Tensor *x = batched(rt, n->saved[0], unb), *gy = x ? batched(rt, g, unb) : NULL;
   if (gy == NULL) goto end;
+  const pr_Tensor *cin = transpose ? gy : x, *cout = transpose ? x : gy;
+  prof_OpKind input_grad = transpose ? PROF_OP_CONV : PROF_OP_CONV_TRANSPOSE;
   pr_ConvGeom geo;
-  conv_geom(&geo, a.nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, gy->shape + 2,
-            w->shape + 2, &a);
+  conv_geom(&geo, a.nsp, x->shape[0], cin->shape[1], cout->shape[1], cin->shape + 2,
+            cout->shape + 2, w->shape + 2, &a);
   if (n->inputs[0] != NULL &&
-      (gin[0] = unbatch(rt, apply_op(rt, PROF_OP_CONV_TRANSPOSE, gy, w, &geo, &a, x), unb)) == NULL)
+      (gin[0] = unbatch(rt, apply_op(rt, input_grad, gy, w, &geo, &a, x), unb)) == NULL)
     goto end;
-  if (n->inputs[1] != NULL && (gin[1] = weight_grad_op(rt, x, gy, w, &geo)) == NULL) goto end;
+  if (n->inputs[1] != NULL && (gin[1] = weight_grad_op(rt, cin, cout, w, &geo)) == NULL) goto end;
   if (n->inputs[2] != NULL && (gin[2] = bias_grad(rt, gy)) == NULL) goto end;
   rc = 0;
 end:
@@ -316,29 +324,13 @@ end:
   return rc;
 }
 
-/* Gradients of conv_transpose: it is the adjoint of the conv from its output to its input, so
-   the input gradient is that conv applied to gy and the weight gradient that conv's, with the
-   roles of input and output swapped. */
+static int conv_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
+  return conv_grads(rt, n, g, gin, 0);
+}
+
 static int conv_transpose_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g,
                                    pr_Tensor **gin) {
-  pr_ConvArgs a;
-  int unb = load_args(n, &a), rc = PR_ERR;
-  const pr_Tensor *w = n->saved[1];
-  pr_Tensor *x = batched(rt, n->saved[0], unb), *gy = x ? batched(rt, g, unb) : NULL;
-  if (gy == NULL) goto end;
-  pr_ConvGeom geo;
-  conv_geom(&geo, a.nsp, x->shape[0], gy->shape[1], x->shape[1], gy->shape + 2, x->shape + 2,
-            w->shape + 2, &a);
-  if (n->inputs[0] != NULL &&
-      (gin[0] = unbatch(rt, apply_op(rt, PROF_OP_CONV, gy, w, &geo, &a, x), unb)) == NULL)
-    goto end;
-  if (n->inputs[1] != NULL && (gin[1] = weight_grad_op(rt, gy, x, w, &geo)) == NULL) goto end;
-  if (n->inputs[2] != NULL && (gin[2] = bias_grad(rt, gy)) == NULL) goto end;
-  rc = 0;
-end:
-  pr_tensor_release(x);
-  pr_tensor_release(gy);
-  return rc;
+  return conv_grads(rt, n, g, gin, 1);
 }
 
 /* Attaches fn to out; each backward needs x only for the weight gradient and w only for the

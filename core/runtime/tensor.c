@@ -13,6 +13,7 @@ void pr_runtime_init(pr_Runtime *rt) {
   rt->default_device = PR_META;
   rt->default_dtype = PROF_F32;
   rt->grad_enabled = 1;
+  rt->live = &rt->live_bytes;   /* copies of rt (internal quiet runtimes) count into this one */
   pr_manual_seed(rt, 0);
 }
 
@@ -87,7 +88,9 @@ pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dty
     t->storage->refs = 1;
     t->storage->nbytes = nbytes;
     t->storage->data = data;
+    t->storage->live = rt->live;
     rt->allocated += (int64_t)nbytes;
+    if (rt->live != NULL) *rt->live += (int64_t)nbytes;
   }
   return t;
 }
@@ -127,6 +130,7 @@ void pr_tensor_release(pr_Tensor *t) {
   pr_node_release(t->grad_fn);
   pr_tensor_release(t->grad);
   if (t->storage && --t->storage->refs == 0) {
+    if (t->storage->live != NULL) *t->storage->live -= (int64_t)t->storage->nbytes;
     free(t->storage->data);
     free(t->storage);
   }

@@ -1,46 +1,8 @@
 /* test_flops_dense.c — linear, matmul-family and einsum formulas, both conventions. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "flops_internal.h"
-#include "prof.h"
 #include "t.h"
-
-#define EXACT PROF_CONV_EXACT
-#define DS PROF_CONV_DEEPSPEED
-
-static char err[PROF_ERRMSG_SIZE];
-
-/* A float32 operand of nd dims. */
-static prof_Operand sh(int nd, ...) {
-  prof_Operand o;
-  memset(&o, 0, sizeof o);
-  o.ndim = nd;
-  o.dtype = PROF_F32;
-  va_list ap;
-  va_start(ap, nd);
-  for (int i = 0; i < nd; i++) o.dim[i] = va_arg(ap, int);
-  va_end(ap);
-  return o;
-}
-
-static prof_Op mk(prof_OpKind kind, int n, const prof_Operand *in, prof_Operand out) {
-  prof_Op op;
-  memset(&op, 0, sizeof op);
-  op.kind = kind;
-  op.ninputs = n;
-  for (int i = 0; i < n; i++) op.in[i] = in[i];
-  op.out = out;
-  return op;
-}
-
-static int count(prof_Conventions conv, prof_Op *op) {
-  int rc = profF_count(conv, op, err, sizeof err);
-  if (rc != PROF_OK) fprintf(stderr, "  (%s)\n", err);
-  return rc;
-}
+#include "op_builder.h"
 
 /* {====================== linear ======================} */
 
@@ -75,33 +37,26 @@ static void test_linear_batched(void) {
   /* x [2, 3, 10]: 6 rows; exact 6·10·5 = 300 = DeepSpeed's numel(x)·5 */
   prof_Operand in[2] = {sh(3, 2, 3, 10), sh(2, 5, 10)};
   prof_Op op = mk(PROF_OP_LINEAR, 2, in, sh(3, 2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 300);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 300);
+  check_counts(&op, 300, ANY, 300, ANY);
 }
 
 static void test_linear_deepspeed_reference(void) {
-  /* DeepSpeed's engine test: SimpleModel(hidden 10), batch 1: flops 200 (bias not counted) */
-  prof_Operand in[3] = {sh(2, 1, 10), sh(2, 10, 10), sh(1, 10)};
-  prof_Op op = mk(PROF_OP_LINEAR, 3, in, sh(2, 1, 10));
-  op.flags = PROF_OPF_BIAS;
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 200);
-  /* LeNet5 at batch 1024: Linear(120, 84) 10 321 920 MACs and Linear(84, 10) 860 160 */
-  prof_Operand l1[3] = {sh(2, 1024, 120), sh(2, 84, 120), sh(1, 84)};
-  op = mk(PROF_OP_LINEAR, 3, l1, sh(2, 1024, 84));
-  op.flags = PROF_OPF_BIAS;
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 10321920);
-  T_EQ_INT(op.flops, 2 * 10321920);
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 2 * 10321920 + 1024 * 84);
-  prof_Operand l2[3] = {sh(2, 1024, 84), sh(2, 10, 84), sh(1, 10)};
-  op = mk(PROF_OP_LINEAR, 3, l2, sh(2, 1024, 10));
-  op.flags = PROF_OPF_BIAS;
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 860160);
+  const struct {
+    prof_Operand in[3], out;
+    int64_t macs, flops, ds_macs, ds_flops;
+  } cases[] = {
+    /* DeepSpeed's engine test: SimpleModel(hidden 10), batch 1: flops 200 (bias not counted) */
+    {{sh(2, 1, 10), sh(2, 10, 10), sh(1, 10)}, sh(2, 1, 10), ANY, ANY, ANY, 200},
+    /* LeNet5 at batch 1024: Linear(120, 84) 10 321 920 MACs and Linear(84, 10) 860 160 */
+    {{sh(2, 1024, 120), sh(2, 84, 120), sh(1, 84)}, sh(2, 1024, 84),
+     ANY, 2 * 10321920 + 1024 * 84, 10321920, 2 * 10321920},
+    {{sh(2, 1024, 84), sh(2, 10, 84), sh(1, 10)}, sh(2, 1024, 10), ANY, ANY, 860160, ANY},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    prof_Op op = mk(PROF_OP_LINEAR, 3, cases[i].in, cases[i].out);
+    op.flags = PROF_OPF_BIAS;
+    check_counts(&op, cases[i].macs, cases[i].flops, cases[i].ds_macs, cases[i].ds_flops);
+  }
 }
 
 static void test_linear_errors(void) {
@@ -129,51 +84,41 @@ static void test_linear_errors(void) {
 
 /* {====================== matmul family ======================} */
 
+/* Two-operand products counted both ways: exact and DeepSpeed MACs, flops 2·MACs in each. */
+typedef struct {
+  prof_OpKind kind;
+  prof_Operand in[2], out;
+  int64_t macs, ds_macs;
+} Product;
+
+static void check_products(const Product *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    prof_Op op = mk(cases[i].kind, 2, cases[i].in, cases[i].out);
+    check_counts(&op, cases[i].macs, 2 * cases[i].macs, cases[i].ds_macs, 2 * cases[i].ds_macs);
+  }
+}
+
 static void test_matmul_1d(void) {
-  /* (8,)@(8,) is a dot product: 8 MACs. DeepSpeed: prod(a)·b[-1] = 8·8 = 64 */
-  prof_Operand in[2] = {sh(1, 8), sh(1, 8)};
-  prof_Op op = mk(PROF_OP_MATMUL, 2, in, sh(0));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 8);
-  T_EQ_INT(op.flops, 16);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 64);
-  T_EQ_INT(op.flops, 128);
-  /* (4, 8)@(8,): matrix-vector, 32 MACs; DeepSpeed 32·8 = 256 */
-  in[0] = sh(2, 4, 8);
-  op = mk(PROF_OP_MATMUL, 2, in, sh(1, 4));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 32);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 256);
-  /* (8,)@(8, 5): 40 both ways */
-  in[0] = sh(1, 8);
-  in[1] = sh(2, 8, 5);
-  op = mk(PROF_OP_MATMUL, 2, in, sh(1, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 40);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 40);
+  const Product cases[] = {
+    /* (8,)@(8,) is a dot product: 8 MACs. DeepSpeed: prod(a)·b[-1] = 8·8 = 64 */
+    {PROF_OP_MATMUL, {sh(1, 8), sh(1, 8)}, sh(0), 8, 64},
+    /* (4, 8)@(8,): matrix-vector, 32 MACs; DeepSpeed 32·8 = 256 */
+    {PROF_OP_MATMUL, {sh(2, 4, 8), sh(1, 8)}, sh(1, 4), 32, 256},
+    /* (8,)@(8, 5): 40 both ways */
+    {PROF_OP_MATMUL, {sh(1, 8), sh(2, 8, 5)}, sh(1, 5), 40, 40},
+  };
+  check_products(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_matmul_broadcast(void) {
-  /* (2,1,4,8)@(3,8,5): batch [2,1] and [3] broadcast to [2,3]: 6·4·8·5 = 960 MACs
-     (torch 1.13's profiler reports aten::bmm 1920 flops for it). DeepSpeed: 64·5 = 320 */
-  prof_Operand in[2] = {sh(4, 2, 1, 4, 8), sh(3, 3, 8, 5)};
-  prof_Op op = mk(PROF_OP_MATMUL, 2, in, sh(4, 2, 3, 4, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 960);
-  T_EQ_INT(op.flops, 1920);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 320);
-  /* other carries the batch: (3, 8)@(2, 8, 5) = 2·3·8·5 = 240; DeepSpeed 24·5 = 120 */
-  in[0] = sh(2, 3, 8);
-  in[1] = sh(3, 2, 8, 5);
-  op = mk(PROF_OP_MATMUL, 2, in, sh(3, 2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 240);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 120);
+  const Product cases[] = {
+    /* (2,1,4,8)@(3,8,5): batch [2,1] and [3] broadcast to [2,3]: 6·4·8·5 = 960 MACs
+       (torch 1.13's profiler reports aten::bmm 1920 flops for it). DeepSpeed: 64·5 = 320 */
+    {PROF_OP_MATMUL, {sh(4, 2, 1, 4, 8), sh(3, 3, 8, 5)}, sh(4, 2, 3, 4, 5), 960, 320},
+    /* other carries the batch: (3, 8)@(2, 8, 5) = 2·3·8·5 = 240; DeepSpeed 24·5 = 120 */
+    {PROF_OP_MATMUL, {sh(2, 3, 8), sh(3, 2, 8, 5)}, sh(3, 2, 3, 5), 240, 120},
+  };
+  check_products(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_matmul_errors(void) {
@@ -205,22 +150,15 @@ static void test_matmul_errors(void) {
 }
 
 static void test_mm_bmm(void) {
-  /* [3,4]@[4,5]: 60 MACs both ways (torch 1.13: aten::mm 120 flops) */
-  prof_Operand in[2] = {sh(2, 3, 4), sh(2, 4, 5)};
-  prof_Op op = mk(PROF_OP_MM, 2, in, sh(2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 60);
-  T_EQ_INT(op.flops, 120);
+  const Product cases[] = {
+    /* [3,4]@[4,5]: 60 MACs both ways (torch 1.13: aten::mm 120 flops) */
+    {PROF_OP_MM, {sh(2, 3, 4), sh(2, 4, 5)}, sh(2, 3, 5), 60, 60},
+    /* [2,3,4]@[2,4,5]: 2·3·4·5 = 120 */
+    {PROF_OP_BMM, {sh(3, 2, 3, 4), sh(3, 2, 4, 5)}, sh(3, 2, 3, 5), 120, 120},
+  };
+  check_products(cases, sizeof cases / sizeof cases[0]);
+  prof_Op op = mk(PROF_OP_BMM, 2, cases[1].in, cases[1].out);
   T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 60);
-  /* [2,3,4]@[2,4,5]: 2·3·4·5 = 120 */
-  in[0] = sh(3, 2, 3, 4);
-  in[1] = sh(3, 2, 4, 5);
-  op = mk(PROF_OP_BMM, 2, in, sh(3, 2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 120);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 120);
   T_EQ_INT(op.bytes_read, (24 + 40) * 4);
 }
 
@@ -228,12 +166,7 @@ static void test_addmm(void) {
   /* bias [5] + [3,4]@[4,5]: 60 MACs; exact adds numel(out) 15 -> 135; DeepSpeed numel(bias) 5 */
   prof_Operand in[3] = {sh(1, 5), sh(2, 3, 4), sh(2, 4, 5)};
   prof_Op op = mk(PROF_OP_ADDMM, 3, in, sh(2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 60);
-  T_EQ_INT(op.flops, 135);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.macs, 60);
-  T_EQ_INT(op.flops, 125);
+  check_counts(&op, 60, 135, 60, 125);
   /* a bias that does not broadcast to [3, 5] */
   in[0] = sh(1, 4);
   op = mk(PROF_OP_ADDMM, 3, in, sh(2, 3, 5));
@@ -251,11 +184,7 @@ static void test_baddbmm(void) {
   /* [1,1,5] + [2,3,4]@[2,4,5]: 120 MACs; exact + 2·3·5 = 270, DeepSpeed + 5 = 245 */
   prof_Operand in[3] = {sh(3, 1, 1, 5), sh(3, 2, 3, 4), sh(3, 2, 4, 5)};
   prof_Op op = mk(PROF_OP_BADDBMM, 3, in, sh(3, 2, 3, 5));
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 120);
-  T_EQ_INT(op.flops, 270);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 245);
+  check_counts(&op, 120, 270, ANY, 245);
   /* full-size input: both add 30 */
   in[0] = sh(3, 2, 3, 5);
   op = mk(PROF_OP_BADDBMM, 3, in, sh(3, 2, 3, 5));
@@ -265,40 +194,45 @@ static void test_baddbmm(void) {
 
 /* {====================== einsum ======================} */
 
+/* Einsums counted both ways: exact MACs and flops, DeepSpeed (numpy's) flops. */
+typedef struct {
+  int n;
+  prof_Operand in[2], out;
+  const char *equation;
+  int64_t macs, flops, ds_flops;
+} Einsum;
+
+static void check_einsums(const Einsum *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    prof_Op op = mk(PROF_OP_EINSUM, cases[i].n, cases[i].in, cases[i].out);
+    op.equation = cases[i].equation;
+    check_counts(&op, cases[i].macs, cases[i].flops, ANY, cases[i].ds_flops);
+  }
+}
+
 static void test_einsum_ds(void) {
   /* numpy 1.24: np.einsum_path('ij,jk->ik', zeros((3,4)), zeros((4,5)), optimize='optimal')
      prints "Optimized FLOP count:  1.210e+02": 3·4·5·2 = 120, + 1 (numpy's sum(cost) + 1) */
-  prof_Operand in[2] = {sh(2, 3, 4), sh(2, 4, 5)};
-  prof_Op op = mk(PROF_OP_EINSUM, 2, in, sh(2, 3, 5));
-  op.equation = "ij,jk->ik";
+  const Einsum cases[] = {{2, {sh(2, 3, 4), sh(2, 4, 5)}, sh(2, 3, 5), "ij,jk->ik", 60, 120, 121}};
+  check_einsums(cases, 1);
+  prof_Op op = mk(PROF_OP_EINSUM, 2, cases[0].in, cases[0].out);
+  op.equation = cases[0].equation;
   T_EQ_INT(count(DS, &op), PROF_OK);
   T_EQ_INT(op.macs, 0);
-  T_EQ_INT(op.flops, 121);
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 60);
-  T_EQ_INT(op.flops, 120);
 }
 
 static void test_einsum_rounding(void) {
-  /* 'bhld,bhsd->bhls' [3,7,11,13], [3,7,17,13]: 2·3·7·11·17·13 + 1 = 102103; numpy prints
-     "1.021e+05" and DeepSpeed reads back int(float(...)) = 102100 */
-  prof_Operand in[2] = {sh(4, 3, 7, 11, 13), sh(4, 3, 7, 17, 13)};
-  prof_Op op = mk(PROF_OP_EINSUM, 2, in, sh(4, 3, 7, 11, 17));
-  op.equation = "bhld,bhsd->bhls";
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 102100);
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 51051);
-  T_EQ_INT(op.flops, 102102);
-  /* GPT-3 attention scores, 96 heads, 2048 tokens, head dim 128: 2·96·2048·2048·128 + 1
-     = 103 079 215 105; numpy prints "1.031e+11" */
-  prof_Operand g[2] = {sh(4, 1, 96, 2048, 128), sh(4, 1, 96, 2048, 128)};
-  op = mk(PROF_OP_EINSUM, 2, g, sh(4, 1, 96, 2048, 2048));
-  op.equation = "bhqd,bhkd->bhqk";
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 103100000000LL);
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 103079215104LL);
+  const Einsum cases[] = {
+    /* 'bhld,bhsd->bhls' [3,7,11,13], [3,7,17,13]: 2·3·7·11·17·13 + 1 = 102103; numpy prints
+       "1.021e+05" and DeepSpeed reads back int(float(...)) = 102100 */
+    {2, {sh(4, 3, 7, 11, 13), sh(4, 3, 7, 17, 13)}, sh(4, 3, 7, 11, 17), "bhld,bhsd->bhls",
+     51051, 102102, 102100},
+    /* GPT-3 attention scores, 96 heads, 2048 tokens, head dim 128: 2·96·2048·2048·128 + 1
+       = 103 079 215 105; numpy prints "1.031e+11" */
+    {2, {sh(4, 1, 96, 2048, 128), sh(4, 1, 96, 2048, 128)}, sh(4, 1, 96, 2048, 2048),
+     "bhqd,bhkd->bhqk", ANY, 103079215104LL, 103100000000LL},
+  };
+  check_einsums(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_einsum_sig4(void) {
@@ -330,71 +264,36 @@ static void test_einsum_sig4(void) {
 }
 
 static void test_einsum_elementwise(void) {
-  /* nothing summed: exact 0 MACs and 12 multiplies; numpy: 12·1 + 1 = 13 */
-  prof_Operand in[2] = {sh(2, 3, 4), sh(2, 3, 4)};
-  prof_Op op = mk(PROF_OP_EINSUM, 2, in, sh(2, 3, 4));
-  op.equation = "ij,ij->ij";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 0);
-  T_EQ_INT(op.flops, 12);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 13);
-  /* outer product, spaces ignored: 'i, j -> ij' [3], [4]: 12; numpy 13 */
-  in[0] = sh(1, 3);
-  in[1] = sh(1, 4);
-  op = mk(PROF_OP_EINSUM, 2, in, sh(2, 3, 4));
-  op.equation = "i, j -> ij";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 12);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 13);
+  const Einsum cases[] = {
+    /* nothing summed: exact 0 MACs and 12 multiplies; numpy: 12·1 + 1 = 13 */
+    {2, {sh(2, 3, 4), sh(2, 3, 4)}, sh(2, 3, 4), "ij,ij->ij", 0, 12, 13},
+    /* outer product, spaces ignored: 'i, j -> ij' [3], [4]: 12; numpy 13 */
+    {2, {sh(1, 3), sh(1, 4)}, sh(2, 3, 4), "i, j -> ij", ANY, 12, 13},
+  };
+  check_einsums(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_einsum_implicit_ellipsis(void) {
-  /* '...ij,...jk' [2,1,3,4], [5,4,6]: ellipsis [2,1] and [5] broadcast right-aligned to [2,5];
-     implicit output '...ik' sums j: P = 2·5·3·4·6 = 720; numpy "1.441e+03" = 2·720 + 1 */
-  prof_Operand in[2] = {sh(4, 2, 1, 3, 4), sh(3, 5, 4, 6)};
-  prof_Op op = mk(PROF_OP_EINSUM, 2, in, sh(4, 2, 5, 3, 6));
-  op.equation = "...ij,...jk";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 720);
-  T_EQ_INT(op.flops, 1440);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 1441);
-  /* 'bij,bjk' (implicit output 'bik'), [2,3,4], [2,4,6]: 144 MACs; numpy 289 */
-  in[0] = sh(3, 2, 3, 4);
-  in[1] = sh(3, 2, 4, 6);
-  op = mk(PROF_OP_EINSUM, 2, in, sh(3, 2, 3, 6));
-  op.equation = "bij,bjk";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.macs, 144);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 289);
+  const Einsum cases[] = {
+    /* '...ij,...jk' [2,1,3,4], [5,4,6]: ellipsis [2,1] and [5] broadcast right-aligned to [2,5];
+       implicit output '...ik' sums j: P = 2·5·3·4·6 = 720; numpy "1.441e+03" = 2·720 + 1 */
+    {2, {sh(4, 2, 1, 3, 4), sh(3, 5, 4, 6)}, sh(4, 2, 5, 3, 6), "...ij,...jk", 720, 1440, 1441},
+    /* 'bij,bjk' (implicit output 'bik'), [2,3,4], [2,4,6]: 144 MACs; numpy 289 */
+    {2, {sh(3, 2, 3, 4), sh(3, 2, 4, 6)}, sh(3, 2, 3, 6), "bij,bjk", 144, ANY, 289},
+  };
+  check_einsums(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_einsum_one_operand(void) {
-  /* trace 'ii->' [5,5]: one index of size 5: 4 adds; numpy 2·5 + 1 = 11 */
-  prof_Operand in[1] = {sh(2, 5, 5)};
-  prof_Op op = mk(PROF_OP_EINSUM, 1, in, sh(0));
-  op.equation = "ii->";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 4);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 11);
-  /* transpose 'ij->ji' [5,6]: no arithmetic; numpy 30 + 1 = 31 */
-  in[0] = sh(2, 5, 6);
-  op = mk(PROF_OP_EINSUM, 1, in, sh(2, 6, 5));
-  op.equation = "ij->ji";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 0);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 31);
-  /* row sums 'ij->i': 30 - 5 = 25 adds; numpy 61 */
-  op.equation = "ij->i";
-  T_EQ_INT(count(EXACT, &op), PROF_OK);
-  T_EQ_INT(op.flops, 25);
-  T_EQ_INT(count(DS, &op), PROF_OK);
-  T_EQ_INT(op.flops, 61);
+  const Einsum cases[] = {
+    /* trace 'ii->' [5,5]: one index of size 5: 4 adds; numpy 2·5 + 1 = 11 */
+    {1, {sh(2, 5, 5)}, sh(0), "ii->", ANY, 4, 11},
+    /* transpose 'ij->ji' [5,6]: no arithmetic; numpy 30 + 1 = 31 */
+    {1, {sh(2, 5, 6)}, sh(2, 6, 5), "ij->ji", ANY, 0, 31},
+    /* row sums 'ij->i': 30 - 5 = 25 adds; numpy 61 */
+    {1, {sh(2, 5, 6)}, sh(2, 6, 5), "ij->i", ANY, 25, 61},
+  };
+  check_einsums(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_einsum_errors(void) {

@@ -91,6 +91,13 @@ function M.check(f, inputs, opts)
   return true
 end
 
+-- M.check at leaves of the given shapes, input k seeded 10·k + offset (offset 0 unless given).
+function M.check_shapes(f, shapes, offset)
+  local inputs = {}
+  for k, shape in ipairs(shapes) do inputs[k] = M.leaf(shape, 10 * k + (offset or 0)) end
+  return M.check(f, inputs)
+end
+
 -- Largest relative difference between two nested value lists (|a - b| / max(1e-6, |b|)).
 function M.max_rel(a, b)
   local fa, fb = flat(a), flat(b)

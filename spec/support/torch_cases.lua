@@ -1,5 +1,6 @@
 -- torch_cases.lua — runs PyTorch-recorded cases (spec/fixtures/ops/*.lua) against profrun's cpu ops.
 local T = require "prof.tensor"
+local luassert = require "luassert"
 local gc = require "spec.support.gradcheck"
 
 local M = {}
@@ -47,6 +48,33 @@ function M.run(c, fn)
     end
   end
   return worst, where
+end
+
+-- Asserts that the worst relative error err (where, from M.run) is within 1e-4.
+function M.assert_close(err, where)
+  luassert.is_true(err < 1e-4, string.format("%s off by %.3g relative", where, err))
+end
+
+-- Asserts that case c run through fn matches PyTorch's values and gradients within 1e-4.
+function M.check(c, fn) M.assert_close(M.run(c, fn)) end
+
+--[[
+The tests of the fixture's cases that ops has a runner for, as a list of {name, function} for
+`it`. ops is a table of runners by c.op or a function(c) returning one (nil skips the case);
+label(c) names a case in the test name (c.name unless given).
+]]
+function M.tests(fixture, ops, label)
+  local list = {}
+  for i, c in ipairs(fixture) do
+    local fn
+    if type(ops) == "function" then fn = ops(c) else fn = ops[c.op] end
+    if fn then
+      local name = string.format("%d %s: values and gradients within 1e-4", i,
+                                 label and label(c) or c.name)
+      list[#list + 1] = { name, function() M.check(c, fn) end }
+    end
+  end
+  return list
 end
 
 return M

@@ -44,7 +44,9 @@ function BertEmbeddings:forward(input_ids, token_type_ids)
   return self.dropout(embeddings)
 end
 
+-- Also the base of bert_preln.lua's BertSelfAttention, which adds a softmax module.
 local BertSelfAttention = nn.Module:extend("BertSelfAttention")
+M.BertSelfAttention = BertSelfAttention
 function BertSelfAttention:init(c)
   self.num_attention_heads = c.num_attention_heads
   self.attention_head_size = c.hidden_size // c.num_attention_heads
@@ -211,9 +213,11 @@ function BertLMPredictionHead:forward(x)
   return self.decoder(self.transform(x))
 end
 
+-- predictions is the masked-LM head (this file's or bert_preln.lua's, which shares this class).
 local BertPreTrainingHeads = nn.Module:extend("BertPreTrainingHeads")
-function BertPreTrainingHeads:init(c, embedding_weight)
-  self.predictions = BertLMPredictionHead(c, embedding_weight)
+M.BertPreTrainingHeads = BertPreTrainingHeads
+function BertPreTrainingHeads:init(c, predictions)
+  self.predictions = predictions
   self.seq_relationship = nn.Linear(c.hidden_size, 2)
 end
 
@@ -226,7 +230,8 @@ M.BertForPreTraining = BertForPreTraining
 function BertForPreTraining:init(c)
   self.vocab_size = c.vocab_size
   self.bert = BertModel(c)
-  self.cls = BertPreTrainingHeads(c, self.bert.embeddings.word_embeddings.weight)
+  self.cls = BertPreTrainingHeads(c,
+    BertLMPredictionHead(c, self.bert.embeddings.word_embeddings.weight))
 end
 
 -- Returns prediction scores [B, S, vocab], seq relationship scores [B, 2] and, when inputs.labels

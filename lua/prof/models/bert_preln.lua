@@ -7,6 +7,7 @@
 local nn = require "prof.nn"
 local F = nn.functional
 local T = require "prof.tensor"
+local bert = require "prof.models.bert"
 
 local M = {}
 
@@ -64,14 +65,10 @@ function BertEmbeddings:forward(input_ids, token_type_ids)
   return self.dropout(self.LayerNorm(embeddings))
 end
 
-local BertSelfAttention = nn.Module:extend("BertSelfAttention")
+-- transformers' query, key, value and dropout, then the file's softmax module.
+local BertSelfAttention = bert.BertSelfAttention:extend("BertSelfAttention")
 function BertSelfAttention:init(c)
-  self.num_attention_heads = c.num_attention_heads
-  self.attention_head_size = c.hidden_size // c.num_attention_heads
-  self.query = nn.Linear(c.hidden_size, c.hidden_size)
-  self.key = nn.Linear(c.hidden_size, c.hidden_size)
-  self.value = nn.Linear(c.hidden_size, c.hidden_size)
-  self.dropout = nn.Dropout(c.attention_probs_dropout_prob)
+  bert.BertSelfAttention.init(self, c)
   self.softmax = nn.Softmax { dim = -1 }
 end
 
@@ -207,21 +204,12 @@ function BertLMPredictionHead:forward(x)
   return self.decoder(self.transform(x)) + self.bias
 end
 
-local BertPreTrainingHeads = nn.Module:extend("BertPreTrainingHeads")
-function BertPreTrainingHeads:init(c, embedding_weight)
-  self.predictions = BertLMPredictionHead(c, embedding_weight)
-  self.seq_relationship = nn.Linear(c.hidden_size, 2)
-end
-
-function BertPreTrainingHeads:forward(sequence_output, pooled_output)
-  return self.predictions(sequence_output), self.seq_relationship(pooled_output)
-end
-
 local BertForPreTrainingPreLN = nn.Module:extend("BertForPreTrainingPreLN")
 M.BertForPreTrainingPreLN = BertForPreTrainingPreLN
 function BertForPreTrainingPreLN:init(c)
   self.bert = BertModel(c)
-  self.cls = BertPreTrainingHeads(c, self.bert.embeddings.word_embeddings.weight)
+  self.cls = bert.BertPreTrainingHeads(c,
+    BertLMPredictionHead(c, self.bert.embeddings.word_embeddings.weight))
 end
 
 -- inputs: {input_ids=, token_type_ids=, attention_mask=} (the file's batch list, by name) ->

@@ -2,6 +2,7 @@
 local nn = require "prof.nn"
 local F = nn.functional
 local T = require "prof.tensor"
+local lm = require "prof.models.causal_lm"
 
 local M = {}
 
@@ -167,24 +168,12 @@ end
 function GPT2LMHeadModel:forward(input_ids, labels)
   local logits = self.lm_head(self.transformer(input_ids))
   if labels == nil then return logits end
-  local t = logits:size(1)
-  local shifted = logits:narrow(1, 0, t - 1):contiguous()
-  local targets = labels:narrow(1, 1, t - 1):contiguous()
-  local loss = F.cross_entropy(shifted:view(-1, self.vocab_size), targets:view(-1))
-  return logits, loss
+  return logits, lm.loss(logits, labels, self.vocab_size)
 end
 
 -- A preset with opts.config and any preset key given directly in opts laid over it.
 function M.configure(preset, opts)
-  local c = {}
-  for k, v in pairs(BASE) do c[k] = v end
-  for k, v in pairs(preset) do c[k] = v end
-  for k in pairs(BASE) do
-    if opts[k] ~= nil then c[k] = opts[k] end
-  end
-  if opts.n_inner ~= nil then c.n_inner = opts.n_inner end   -- nil in BASE, so not in pairs()
-  for k, v in pairs(opts.config or {}) do c[k] = v end
-  return c
+  return lm.config(BASE, preset, opts, "n_inner")
 end
 
 local function size_of(opts)
@@ -211,8 +200,7 @@ end
 -- {input_ids}: int64 [batch, seq], batch 1, seq the context (n_positions) unless given.
 function M.input(opts)
   opts = opts or {}
-  local c = M.config(opts)
-  return { T.zeros({ opts.batch or 1, opts.seq or c.n_positions }, { dtype = "int64" }) }
+  return lm.input(opts, M.config(opts).n_positions)
 end
 
 -- Hugging Face hub ids: gpt2, gpt2-medium, gpt2-large, gpt2-xl.

@@ -3,8 +3,8 @@
 -- The paper alternates dense and locally banded sparse attention layers; the banded pattern is
 -- out of scope here: every layer is GPT-2's dense causal attention, which does not change the
 -- parameters and over-counts the banded layers' attention MACs.
-local T = require "prof.tensor"
 local gpt2 = require "prof.models.gpt2"
+local lm = require "prof.models.causal_lm"
 
 local M = {}
 
@@ -50,8 +50,7 @@ end
 -- {input_ids}: int64 [batch, seq], batch 1, seq 2048 (n_ctx) unless given.
 function M.input(opts)
   opts = opts or {}
-  local c = M.config(opts)
-  return { T.zeros({ opts.batch or 1, opts.seq or c.n_positions }, { dtype = "int64" }) }
+  return lm.input(opts, M.config(opts).n_positions)
 end
 
 -- gpt3-125M ... gpt3-175B (the paper's model names).

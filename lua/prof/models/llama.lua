@@ -2,6 +2,7 @@
 local nn = require "prof.nn"
 local F = nn.functional
 local T = require "prof.tensor"
+local lm = require "prof.models.causal_lm"
 
 local M = {}
 
@@ -179,10 +180,7 @@ end
 function LlamaForCausalLM:forward(input_ids, labels)
   local logits = self.lm_head(self.model(input_ids))
   if labels == nil then return logits end
-  local t = logits:size(1)
-  local shifted = logits:narrow(1, 0, t - 1):contiguous()
-  local targets = labels:narrow(1, 1, t - 1):contiguous()
-  return logits, F.cross_entropy(shifted:view(-1, self.vocab_size), targets:view(-1))
+  return logits, lm.loss(logits, labels, self.vocab_size)
 end
 
 local function preset(opts)
@@ -197,16 +195,7 @@ end
 -- The config a build would use: preset, then preset keys given in opts, then opts.config.
 function M.config(opts)
   opts = opts or {}
-  local c = {}
-  for k, v in pairs(BASE) do c[k] = v end
-  for k, v in pairs(preset(opts)) do c[k] = v end
-  for k in pairs(BASE) do
-    if opts[k] ~= nil then c[k] = opts[k] end
-  end
-  -- nil in BASE, so not in pairs()
-  if opts.num_key_value_heads ~= nil then c.num_key_value_heads = opts.num_key_value_heads end
-  for k, v in pairs(opts.config or {}) do c[k] = v end
-  return c
+  return lm.config(BASE, preset(opts), opts, "num_key_value_heads")
 end
 
 -- llama.build{name = "llama2-7b" | "llama2-13b" | "llama2-70b" | "llama3-8b"}, plus overrides.
@@ -217,8 +206,7 @@ end
 -- {input_ids}: int64 [batch, seq], batch 1, seq the context (max_position_embeddings) unless given.
 function M.input(opts)
   opts = opts or {}
-  local c = M.config(opts)
-  return { T.zeros({ opts.batch or 1, opts.seq or c.max_position_embeddings }, { dtype = "int64" }) }
+  return lm.input(opts, M.config(opts).max_position_embeddings)
 end
 
 function M.names()

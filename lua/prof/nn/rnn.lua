@@ -130,6 +130,11 @@ local function rnn_forward(self, x, hx)
   if x:dim() ~= 2 and x:dim() ~= 3 then
     error(string.format("%s: expected input of 2 or 3 dimensions, got %s", who, shape_of(x)), 3)
   end
+  if self.dropout > 0 and self.training and self.num_layers > 1 and x.device == "cpu" then
+    -- the fused recurrent kernel has no dropout between layers: refuse rather than differ
+    error(string.format("%s: dropout=%s between layers is not computed on the cpu; use "
+      .. "dropout=0 or eval()", who, fmt(self.dropout)), 3)
+  end
   local h0, c0
   if lstm and hx ~= nil then h0, c0 = hx[1], hx[2] else h0 = hx end
   local batched = x:dim() == 3

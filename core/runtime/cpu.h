@@ -1,0 +1,241 @@
+/* cpu.h — the cpu kernels and their helpers; included by runtime.h, never on its own. */
+#ifndef PR_CPU_H
+#define PR_CPU_H
+
+/* {====================== cpu helpers (cpu.c) ======================} */
+
+/* The element pointer of a float32 cpu tensor's first element. */
+float *pr_f32(const pr_Tensor *t);
+
+/* A contiguous float32 copy of t when t is not contiguous, else t retained. */
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+
+/* dst += src elementwise (same shape; any strides); meta: nothing. */
+int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
+
+/* out[m, n] = alpha · a[m, k] · b[k, n] + beta · out (2-D float32 views, any strides; out
+   row-major). The batched form broadcasts leading dims right-aligned into a contiguous out. */
+int pr_cpu_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out, float alpha,
+              float beta);
+int pr_cpu_batched_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out,
+                      float alpha, float beta);
+
+/* out = a op b elementwise with broadcasting (b NULL: scalar s, scalar_first: s op a); out is
+   contiguous of the broadcast shape, float32 or int64 (operands already of out's dtype). */
+int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr_Tensor *b,
+                  double s, int scalar_first, pr_Tensor *out);
+
+/* dst (a view of any strides) = src's values in logical order (same dtype and numel). */
+int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+
+/* dst (contiguous, same numel) = src converted to dst's dtype. */
+int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst);
+
+/* Uniform doubles in [0, 1) and standard normals from the runtime's generator. */
+double pr_rand_uniform(pr_Runtime *rt);
+double pr_rand_normal(pr_Runtime *rt);
+void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
+
+/* {========= cpu kernels of the nn ops (cpu_norm.c, cpu_loss.c, cpu_attn.c, cpu_rnn.c) ========} */
+
+/*
+** How a norm groups a contiguous x viewed as [N, C, S]: statistics per channel over the batch
+** (groups 0: batch_norm) or per sample and group of C / groups channels (instance norm: groups
+** C; group norm; layer and RMS norm: rows N, normalised elements C, S 1, groups 1).
+*/
+typedef struct pr_NormPlan {
+  int64_t N, C, S, groups;
+  int rms;                     /* x·rsqrt(mean(x²) + eps): no mean */
+  double eps;
+} pr_NormPlan;
+
+/* The number of statistics cells (means and rstds) of a plan. */
+int64_t pr_norm_cells(const pr_NormPlan *p);
+/* mean and rstd per cell; var (NULL: not wanted) gets the biased variances. */
+void pr_cpu_norm_stats(const pr_NormPlan *p, const float *x, float *mean, float *rstd, double *var);
+/* y = (x − mean)·rstd·w[c] + b[c]; w, b NULL: none. */
+void pr_cpu_norm_apply(const pr_NormPlan *p, const float *x, const float *mean, const float *rstd,
+                       const float *w, const float *b, float *y);
+/* gx (NULL: not wanted) by the statistics-from-input formula when input_stats, else g·w·rstd;
+   gw_acc, gb_acc (double [C], NULL: not wanted) accumulate Σ g·x̂ and Σ g. */
+void pr_cpu_norm_backward(const pr_NormPlan *p, const float *x, const float *g, const float *w,
+                          const float *mean, const float *rstd, int input_stats, float *gx,
+                          double *gw_acc, double *gb_acc);
+
+/* Embedding rows: the check (PR_ERR naming the index and the vocabulary size), the gather into a
+   contiguous out, and the scatter-add of g [numel(idx), d] into gw (idx contiguous; rows equal
+   to pad skipped). */
+int pr_cpu_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int64_t vocab);
+int pr_cpu_embedding(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *w, pr_Tensor *out);
+void pr_cpu_embedding_backward(const pr_Tensor *idx, const float *g, int64_t d, int64_t pad,
+                               float *gw);
+
+/* cross_entropy and nll_loss over a contiguous input viewed as [N, C, S] (rows N·S). */
+typedef struct pr_ClassLoss {
+  int64_t N, C, S;
+  int32_t reduction;           /* prof_Reduction */
+  int64_t ignore_index;
+  double smoothing;            /* label smoothing, 0 for nll_loss */
+  int soft;                    /* probability targets, shaped like the input */
+  int nll;                     /* the input holds log-probabilities (nll_loss) */
+} pr_ClassLoss;
+
+/* PR_ERR naming the first class-index target outside [0, classes) that is not ignore. */
+int pr_cpu_class_targets_check(pr_Runtime *rt, const char *name, const pr_Tensor *t,
+                               int64_t classes, int64_t ignore);
+/* out: one value per row (reduction none) or one; logp (cross_entropy) gets the log-softmax;
+   *divisor what mean divides the nll term by. ti class indices (N·S) or tp probabilities. */
+void pr_cpu_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti, const float *tp,
+                       const float *w, float *logp, float *out, double *divisor);
+/* gx (input-shaped) and, for probabilities, gt (NULL: not wanted) from g (N·S values for none,
+   else one) and the forward's logp and divisor. */
+void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const int64_t *ti,
+                                const float *tp, const float *w, const float *g, double divisor,
+                                float *gx, float *gt);
+
+/* Attention scores [..., L, S] (contiguous, scaled) to probabilities in place: mask (a view
+   expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;
+   dropout_p > 0 writes the dropped and rescaled probabilities into A (cpu_attn.c). */
+void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
+                         double dropout_p, float *A);
+/* The scores' gradient gS [rows, S] from the probabilities P, the dropped A (NULL: no dropout)
+   and their gradient gA. */
+void pr_cpu_attn_softmax_backward(const float *P, const float *A, const float *gA, int64_t rows,
+                                  int64_t S, double dropout_p, double scale, float *gS);
+
+/* A stack of recurrent layers on the cpu (cpu_rnn.c); cells are T = L = D = 1. */
+typedef struct pr_RnnPlan {
+  int cell;                    /* 0 RNN, 1 GRU (r, z, n), 2 LSTM (i, f, g, o) */
+  int relu;                    /* RNN's nonlinearity */
+  int bias;
+  int64_t T, N, In, H, L, D;   /* steps, batch, input and hidden sizes, layers, directions */
+} pr_RnnPlan;
+
+/* Floats of the flat weights (PyTorch's _flat_weights order) and of the forward's workspace. */
+int64_t pr_rnn_weights_size(const pr_RnnPlan *p);
+int64_t pr_rnn_workspace_size(const pr_RnnPlan *p);
+/* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
+   [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). PR_ERR: out of memory. */
+int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
+                       const float *w, float *ws, float *hn, float *cn);
+const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws);
+/* Backpropagation through time from the gradients of the output (time-major), h_n and c_n (each
+   NULL: zero) into gx, gh0, gc0 and the flat gw (each NULL: not wanted). PR_ERR: out of memory. */
+int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,
+                        const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,
+                        float *gw);
+
+/*
+** The values (cpu) and gradients of a recurrent op whose results are views of one packed tensor
+** R = [output | h_n | c_n] (views: those three or NULL, each gets a node handing its gradient to
+** R). x [T, N, I] ([N, T, I] batch first), h0, c0 [L·D, N, H] or NULL, w the nw weights in
+** PyTorch's order. 0 or PR_ERR with rt->err set.
+*/
+int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int batch_first,
+                  const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0, int nw,
+                  const pr_Tensor *const *w, pr_Tensor *R, pr_Tensor *const *views);
+
+
+
+/* {====================== unary, softmax, prelu and selection kernels (cpu_unary.c) ===========} */
+
+/*
+** out (contiguous, x's shape) = f(x) for the unary kinds RELU … MISH and NEG … CLAMP; x float32 of
+** any strides. a, b: leaky_relu's slope, elu's alpha, softplus's beta and threshold, gelu's form
+** (a != 0: the tanh approximation), clamp's bounds. Fails (PR_ERR) on other dtypes.
+*/
+int pr_cpu_unary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, double a, double b,
+                 pr_Tensor *out);
+
+/* gx (contiguous) = g · f'(x) for the same kinds; y = f(x), read by exp, tanh, sigmoid, sqrt,
+   rsqrt and reciprocal (NULL for the others). */
+int pr_cpu_unary_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
+                          const pr_Tensor *y, const pr_Tensor *g, double a, double b,
+                          pr_Tensor *gx);
+
+/* SOFTMAX or LOG_SOFTMAX along dim d (out contiguous), and the gradient from its output y. */
+int pr_cpu_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int d, pr_Tensor *out);
+int pr_cpu_softmax_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *y,
+                            const pr_Tensor *g, int d, pr_Tensor *gx);
+
+/* prelu with w per channel (dim 1) or of one element; the backward writes gx = dL/dx and
+   gwx = x > 0 ? 0 : x·g (w's gradient before summing to w's shape); either may be NULL. */
+int pr_cpu_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, pr_Tensor *out);
+int pr_cpu_prelu_backward(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
+                          const pr_Tensor *g, pr_Tensor *gx, pr_Tensor *gwx);
+
+/* maximum/minimum's gradients in g's (the broadcast) shape: the winner takes g, ties g/2 each, as
+   PyTorch; b NULL: the number s. ga or gb may be NULL. */
+int pr_cpu_extremum_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a,
+                             const pr_Tensor *b, double s, const pr_Tensor *g, pr_Tensor *ga,
+                             pr_Tensor *gb);
+
+/* out (contiguous, the broadcast shape) = cond ? a : b; a or b NULL: the number sa or sb. cond
+   bool; a, b and out of one dtype (any cpu dtype). */
+int pr_cpu_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, const pr_Tensor *b,
+                 double sa, double sb, pr_Tensor *out);
+
+
+/* {====================== cpu convolution, pooling, resampling (cpu_conv/pool/resample.c) ======} */
+
+/*
+** One convolution's geometry with its spatial axes padded to three from the front (size 1, kernel
+** 1, stride 1, no padding), so 1-D to 3-D share one kernel. c and in[] describe the conv's input,
+** cout and out[] its output; pad is the left padding (the right side follows from out).
+*/
+typedef struct pr_ConvGeom {
+  int64_t n, c, cout, groups;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+} pr_ConvGeom;
+
+/*
+** Float32 kernels (operands of any strides; results contiguous and fully overwritten):
+** out = conv(x, w) + b; gx = the adjoint of conv applied to gy (+ b per input channel: this is
+** conv_transpose's forward); gw = the weight gradient of conv at x for output gradient gy.
+** w is [cout, c/groups, *k] in all three. Returns 0 or PR_ERR (rt->err set).
+*/
+int pr_cpu_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                const pr_ConvGeom *g, pr_Tensor *out);
+int pr_cpu_conv_input_grad(pr_Runtime *rt, const pr_Tensor *gy, const pr_Tensor *w,
+                           const pr_Tensor *b, const pr_ConvGeom *g, pr_Tensor *gx);
+int pr_cpu_conv_weight_grad(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *gy,
+                            const pr_ConvGeom *g, pr_Tensor *gw);
+
+/* A pooling's geometry over planes (N·C) of three padded axes; k, stride, pad, dil unused by
+   the adaptive pools. */
+typedef struct pr_PoolGeom {
+  int64_t planes;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+  int count_include_pad;
+} pr_PoolGeom;
+
+/*
+** kind: PROF_OP_MAX_POOL, _AVG_POOL, _ADAPTIVE_AVG_POOL or _ADAPTIVE_MAX_POOL. The max pools
+** write each window's argmax (plane-local flat index, int64, out's shape) into indices when it is
+** not NULL; their backward reads them. gx is overwritten.
+*/
+int pr_cpu_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_PoolGeom *g,
+                pr_Tensor *out, pr_Tensor *indices);
+int pr_cpu_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
+                         const pr_Tensor *indices, const pr_PoolGeom *g, pr_Tensor *gx);
+
+/* interpolate's geometry: planes (N·C) of three padded axes; scale[] the factor the caller gave
+   per axis (0: a size was given); align_corners 1 or 0. */
+typedef struct pr_ResampleGeom {
+  int64_t planes;
+  int64_t in[3], out[3];
+  double scale[3];
+  int32_t mode;                /* prof_InterpMode */
+  int align_corners;
+} pr_ResampleGeom;
+
+/* out = interpolate(x); gx = its adjoint applied to gy (overwritten). */
+int pr_cpu_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,
+                       pr_Tensor *out);
+int pr_cpu_interpolate_backward(pr_Runtime *rt, const pr_Tensor *gy, const pr_ResampleGeom *g,
+                                pr_Tensor *gx);
+
+#endif
