@@ -1,4 +1,5 @@
 /* profrun.c — the profrun command: a Lua 5.4 host that finds its package and hands over to prof.cli. */
+#define _DEFAULT_SOURCE   /* realpath */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,11 @@ static int find_root(char *root, size_t size) {
   for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
     if (snprintf(root, size, "%s%s", exe, suffixes[i]) >= (int)size) continue;
     if (snprintf(probe, sizeof probe, "%s/lua/prof/init.lua", root) >= (int)sizeof probe) continue;
-    if (file_exists(probe)) return 0;
+    if (!file_exists(probe)) continue;
+    /* tracebacks read better without "bin/../.." in every path */
+    char resolved[PATH_MAX];
+    if (realpath(root, resolved) != NULL && strlen(resolved) < size) strcpy(root, resolved);
+    return 0;
   }
   return -1;
 }

@@ -56,6 +56,7 @@ typedef struct pr_Runtime {
   uint64_t rng[4];             /* xoshiro256** state of randn/rand/dropout */
   int64_t allocated;           /* cpu bytes allocated since the host last asked (GC pressure) */
   int64_t live_bytes;          /* cpu storage bytes allocated and not yet freed */
+  int64_t memory_bytes;        /* this machine's physical memory: larger cpu tensors are refused */
   int64_t *live;               /* &live_bytes of the runtime this one was copied from */
   char err[512];
 } pr_Runtime;

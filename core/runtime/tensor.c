@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime.h"
 
@@ -14,6 +15,8 @@ void pr_runtime_init(pr_Runtime *rt) {
   rt->default_dtype = PROF_F32;
   rt->grad_enabled = 1;
   rt->live = &rt->live_bytes;   /* copies of rt (internal quiet runtimes) count into this one */
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  rt->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
   pr_manual_seed(rt, 0);
 }
 
@@ -77,6 +80,15 @@ pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dty
   contiguous_strides(t);
   if (device == PR_CPU) {
     size_t nbytes = (size_t)pr_numel(t) * (size_t)prof_dtype_size(dtype);
+    /* the kernel would promise it lazily and kill the process on first touch: say so instead */
+    int64_t live = rt->live != NULL ? *rt->live : 0;
+    if (rt->memory_bytes > 0 && live + (int64_t)nbytes > rt->memory_bytes) {
+      free(t);
+      pr_error(rt, "cpu tensors would need %.1f GB, more than this machine's %.1f GB of memory; "
+               "use device 'meta' to count a model without allocating it",
+               (double)(live + (int64_t)nbytes) / 1e9, (double)rt->memory_bytes / 1e9);
+      return NULL;
+    }
     t->storage = calloc(1, sizeof *t->storage);
     void *data = t->storage ? calloc(nbytes ? nbytes : 1, 1) : NULL;
     if (data == NULL) {

@@ -12,7 +12,7 @@ lua5.4 -e 'package.path="./lua/?.lua;./lua/?/init.lua;"..package.path; package.c
 # wall seconds and peak resident memory (medians of 5).
 run_stats() {
   for i in 1 2 3 4 5; do
-    /usr/bin/time -f "%e %M" build/bin/profrun --set flops_profiler.format=summary \
+    /usr/bin/time -f "%e %M" build/bin/profrun --device meta --set flops_profiler.format=summary \
       configs/default.json "$@" 2>&1 >/dev/null | tail -n 1
   done | sort -n | sed -n 3p
 }
