@@ -30,7 +30,7 @@ LUA="lua5.4 -e package.path='./lua/?.lua;./lua/?/init.lua;'..package.path;packag
 echo "== cpu training, $THREADS threads (OpenBLAS for profrun, torch.set_num_threads for PyTorch)"
 ours=$(OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model resnet18 --batch 16 --iters 3;
        OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model bert-base --batch 8 --seq 128 --iters 3;
-       OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model resnet18 --batch 1 --iters 9 --overhead)
+       OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_train.lua --model resnet18 --batch 1 --iters 41 --overhead)
 printf '%s\n' "$ours"
 if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
   theirs=$(/usr/bin/python3 scripts/tools/bench_torch.py "$THREADS")

@@ -21,25 +21,25 @@ local function median(v)
   return v[(#v + 1) // 2]
 end
 
-local function time(n)
-  local runs = {}
+-- One forward after a full collection: the collector's state is then the same for both kinds.
+local function one()
+  collectgarbage()
+  local t0 = core.now_ns()
   T.no_grad(model, x)
-  for i = 1, n do
-    local t0 = core.now_ns()
-    T.no_grad(model, x)
-    runs[i] = (core.now_ns() - t0) / 1e9
-  end
-  return median(runs)
+  return (core.now_ns() - t0) / 1e9
 end
 
+-- Alternate single plain and profiled forwards so that drifts of a shared machine hit both alike.
+local p = prof.FlopsProfiler(model)
 local plain, profiled = {}, {}
-for r = 1, 7 do
-  plain[r] = time(5)
-  local p = prof.FlopsProfiler(model)
+one()
+for r = 1, 101 do
+  plain[r] = one()
   p:start_profile()
-  profiled[r] = time(5)
-  p:end_profile()
+  profiled[r] = one()
+  p:stop_profile()
 end
+p:end_profile()
 local a, b = median(plain), median(profiled)
 io.write(string.format("mlp200 plain %.6f profiled %.6f per_call_us %.3f\n", a, b,
   (b - a) / calls * 1e6))

@@ -54,16 +54,25 @@ local function loss_of(a, b)
 end
 
 if o.overhead then
-  -- alternate plain and profiled runs so that drifts of a shared machine hit both alike
+  -- alternate single plain and profiled forwards, each after a full collection, so that drifts
+  -- of a shared machine and the collector's state hit both alike
   model:eval()
+  local p = prof.FlopsProfiler(model)
   local plain, profiled = {}, {}
-  for r = 1, o.iters do
-    plain[r] = time(function() T.no_grad(call) end, 3)
-    local p = prof.FlopsProfiler(model)
-    p:start_profile()
-    profiled[r] = time(function() T.no_grad(call) end, 3)
-    p:end_profile()
+  local function one()
+    collectgarbage()
+    local t0 = core.now_ns()
+    T.no_grad(call)
+    return (core.now_ns() - t0) / 1e9
   end
+  one()
+  for r = 1, o.iters do
+    plain[r] = one()
+    p:start_profile()
+    profiled[r] = one()
+    p:stop_profile()
+  end
+  p:end_profile()
   io.write(string.format("%s overhead plain %.5f profiled %.5f\n", o.model, median(plain),
     median(profiled)))
   return
