@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cJSON.h>
 
@@ -224,10 +226,12 @@ static int read_strings(const Loader *L, const cJSON *v, const char *path, char 
 
 /*
 ** Rejects unknown and duplicate keys of obj (a section named prefix, NULL at the top level), in
-** file order, and counts the DeepSpeed keys profrun ignores into *n_deepspeed.
+** file order, and counts the DeepSpeed keys profrun ignores into *n_deepspeed. what, when not
+** NULL, says in an unknown key's message whose keys these are (which keys a section has can
+** depend on another value, as optimizer.params depends on optimizer.type).
 */
-static int check_keys(const Loader *L, const cJSON *obj, profC_Section sec, const char *prefix,
-                      int32_t *n_deepspeed) {
+static int check_keys_of(const Loader *L, const cJSON *obj, profC_Section sec, const char *prefix,
+                         const char *what, int32_t *n_deepspeed) {
   const cJSON *item;
   char path[PATH_SIZE];
   cJSON_ArrayForEach(item, obj) {
@@ -245,13 +249,21 @@ static int check_keys(const Loader *L, const cJSON *obj, profC_Section sec, cons
         break;
       default: {
         const char *near = profC_closest(sec, key);
+        const char *sep = what != NULL ? " " : "";
+        if (what == NULL) what = "";
         if (near != NULL)
-          return fail(L, path, "unknown key \"%s\" (did you mean \"%s\"?)", path, near);
-        return fail(L, path, "unknown key \"%s\"", path);
+          return fail(L, path, "unknown key \"%s\"%s%s (did you mean \"%s\"?)", path, sep, what,
+                      near);
+        return fail(L, path, "unknown key \"%s\"%s%s", path, sep, what);
       }
     }
   }
   return PROF_OK;
+}
+
+static int check_keys(const Loader *L, const cJSON *obj, profC_Section sec, const char *prefix,
+                      int32_t *n_deepspeed) {
+  return check_keys_of(L, obj, sec, prefix, NULL, n_deepspeed);
 }
 
 /* The object at key (a section), or NULL when absent; a non-object is an error. */
@@ -301,7 +313,186 @@ static int load_flops(const Loader *L, const cJSON *obj, prof_FlopsConfig *f) {
   return PROF_OK;
 }
 
-/* Lists the DeepSpeed keys of root (n of them) in file order, for --verbose. */
+/* {====================== the optimizer section ======================} */
+
+/*
+** deepspeed.initialize without an optimizer builds one from this section; profrun follows its
+** rules (deepspeedai/DeepSpeed main @ edaa7221: DeepSpeedConfig.__init__ in runtime/config.py,
+** DeepSpeedEngine._configure_basic_optimizer in runtime/engine.py, ops/adam/fused_adam.py):
+**  - The type is lower-cased when it names one of DeepSpeed's own optimizers ("Adam", "ADAMW");
+**    any other name is looked up in torch.optim as written, so "SGD" works and "sgd" does not.
+**  - Without a type (absent or null) nothing is built and params are not read; the section is
+**    then listed with the unused keys.
+**  - Adam and AdamW: torch_adam (default false) and adam_w_mode (default true) are taken out, the
+**    rest goes to the constructor. Adam with adam_w_mode is AdamW; AdamW stays AdamW whatever
+**    adam_w_mode says. Without torch_adam the constructor is FusedAdam (weight_decay 0 by
+**    default, no AMSGrad, no maximize); with it torch.optim.Adam or AdamW (no bias_correction).
+**  - max_grad_norm among the params is an error that points to gradient_clipping.
+** Here each value is checked against the constructor it would reach; lua/prof/engine.lua applies
+** the defaults and builds the optimizer.
+*/
+
+typedef enum ParamKind { NUMBER, BOOLEAN, BETAS } ParamKind;
+
+typedef struct OptimParam {
+  const char *key;
+  uint32_t bit;
+  ParamKind kind;
+  double min;       /* NUMBER: the smallest valid value, as torch's constructors check it */
+  size_t offset;    /* of the field in prof_OptimizerConfig */
+} OptimParam;
+
+#define AT(field) offsetof(prof_OptimizerConfig, field)
+
+/* Both types' params: config_keys.c has already refused those the type lacks. */
+static const OptimParam optim_params[] = {
+  { "lr", PROF_OPTIM_LR, NUMBER, 0.0, AT(lr) },
+  { "betas", PROF_OPTIM_BETAS, BETAS, 0.0, AT(betas) },
+  { "eps", PROF_OPTIM_EPS, NUMBER, 0.0, AT(eps) },
+  { "weight_decay", PROF_OPTIM_WEIGHT_DECAY, NUMBER, 0.0, AT(weight_decay) },
+  { "amsgrad", PROF_OPTIM_AMSGRAD, BOOLEAN, 0.0, AT(amsgrad) },
+  { "maximize", PROF_OPTIM_MAXIMIZE, BOOLEAN, 0.0, AT(maximize) },
+  { "bias_correction", PROF_OPTIM_BIAS_CORRECTION, BOOLEAN, 0.0, AT(bias_correction) },
+  { "torch_adam", PROF_OPTIM_TORCH_ADAM, BOOLEAN, 0.0, AT(torch_adam) },
+  { "adam_w_mode", PROF_OPTIM_ADAM_W_MODE, BOOLEAN, 0.0, AT(adam_w_mode) },
+  { "momentum", PROF_OPTIM_MOMENTUM, NUMBER, 0.0, AT(momentum) },
+  { "dampening", PROF_OPTIM_DAMPENING, NUMBER, -INFINITY, AT(dampening) },  /* torch: unchecked */
+  { "nesterov", PROF_OPTIM_NESTEROV, BOOLEAN, 0.0, AT(nesterov) },
+};
+
+/* DeepSpeed's own optimizers that profrun does not build (runtime/config.py DEEPSPEED_OPTIMIZERS). */
+static const char *const deepspeed_only[] = {
+  "adagrad", "lamb", "onebitadam", "zerooneadam", "onebitlamb", "muadam", "muadamw", "musgd",
+  "lion", "muon"
+};
+
+/* Adam's betas: two numbers in [0, 1), as torch checks them. */
+static int read_betas(const Loader *L, const cJSON *v, const char *path, double *out) {
+  char got[64], elem[PATH_SIZE + 16];
+  const cJSON *e;
+  int i = 0;
+  if (!cJSON_IsArray(v))
+    return fail(L, path, "%s: expected an array of 2 numbers, got %s", path,
+                describe(v, got, sizeof got));
+  if (cJSON_GetArraySize(v) != 2)
+    return fail(L, path, "%s: expected 2 numbers, got an array of %d", path,
+                cJSON_GetArraySize(v));
+  cJSON_ArrayForEach(e, v) {
+    snprintf(elem, sizeof elem, "%s[%d]", path, i);
+    if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0 && e->valuedouble < 1.0))
+      return fail(L, elem, "%s: expected a number in [0, 1), got %s", elem,
+                  describe(e, got, sizeof got));
+    out[i++] = e->valuedouble;
+  }
+  return PROF_OK;
+}
+
+/* DeepSpeed's name for the type v gives ("adam", "adamw" or "SGD") into *out. */
+static int read_optimizer_type(const Loader *L, const cJSON *v, char **out) {
+  static const char *const expected = "expected \"Adam\", \"AdamW\" (in any case) or \"SGD\"";
+  const char *name = NULL, *near;
+  char got[64];
+  if (!cJSON_IsString(v))
+    return fail(L, "optimizer.type", "optimizer.type: %s, got %s", expected,
+                describe(v, got, sizeof got));
+  if (strcasecmp(v->valuestring, "adam") == 0) name = "adam";
+  else if (strcasecmp(v->valuestring, "adamw") == 0) name = "adamw";
+  else if (strcmp(v->valuestring, "SGD") == 0) name = "SGD";
+  if (name != NULL) {
+    *out = profI_strdup(L->S, name);
+    return *out != NULL ? PROF_OK : oom(L);
+  }
+  describe(v, got, sizeof got);
+  /* "Lamb" is one edit from nothing profrun builds, yet a suggestion of "Adam" would mislead. */
+  for (size_t i = 0; i < sizeof deepspeed_only / sizeof deepspeed_only[0]; i++)
+    if (strcasecmp(v->valuestring, deepspeed_only[i]) == 0)
+      return fail(L, "optimizer.type", "optimizer.type: %s, got %s (DeepSpeed's %s is not "
+                  "built by profrun)", expected, got, deepspeed_only[i]);
+  if ((near = profC_closest(PROFC_OPTIMIZER_TYPES, v->valuestring)) != NULL)
+    return fail(L, "optimizer.type", "optimizer.type: %s, got %s (did you mean \"%s\"?)",
+                expected, got, near);
+  return fail(L, "optimizer.type", "optimizer.type: %s, got %s", expected, got);
+}
+
+/* What DeepSpeed's constructor would refuse among values that are each fine on their own. */
+static int check_optimizer(const Loader *L, const prof_OptimizerConfig *o) {
+  if (strcmp(o->type, "SGD") == 0) {
+    if (!(o->set & PROF_OPTIM_LR))
+      return fail(L, "optimizer.params.lr", "optimizer.params.lr: SGD needs a learning rate "
+                  "(profrun's SGD, like torch 1.13's, has no default)");
+    if (o->nesterov && (o->momentum <= 0.0 || o->dampening != 0.0))
+      return fail(L, "optimizer.params.nesterov", "optimizer.params.nesterov: Nesterov momentum "
+                  "requires a momentum and zero dampening");
+    return PROF_OK;
+  }
+  if (!o->torch_adam) {
+    if (o->set & PROF_OPTIM_MAXIMIZE)
+      return fail(L, "optimizer.params.maximize", "optimizer.params.maximize: DeepSpeed's "
+                  "FusedAdam has no maximize (torch's Adam has: set \"torch_adam\": true)");
+    if (o->amsgrad)
+      return fail(L, "optimizer.params.amsgrad", "optimizer.params.amsgrad: DeepSpeed's "
+                  "FusedAdam does not support AMSGrad (torch's Adam does: set \"torch_adam\": "
+                  "true)");
+    if ((o->set & PROF_OPTIM_BIAS_CORRECTION) && !o->bias_correction)
+      return fail(L, "optimizer.params.bias_correction", "optimizer.params.bias_correction: "
+                  "false is not supported: profrun's Adam always corrects the bias");
+  } else if (o->set & PROF_OPTIM_BIAS_CORRECTION) {
+    return fail(L, "optimizer.params.bias_correction", "optimizer.params.bias_correction: "
+                "torch's Adam has no bias_correction (DeepSpeed's FusedAdam has: leave "
+                "\"torch_adam\" false)");
+  }
+  return PROF_OK;
+}
+
+static int load_optimizer(const Loader *L, const cJSON *obj, prof_OptimizerConfig *o) {
+  const cJSON *v, *type, *params;
+  char got[64], what[80];
+  int legacy_fusion;
+  /* Read only to check its type: it selects DeepSpeed's fused fp16 wrapper, not the optimizer. */
+  if ((v = field(obj, "legacy_fusion")) != NULL)
+    TRY(read_bool(L, v, "optimizer.legacy_fusion", &legacy_fusion));
+  type = field(obj, "type");
+  if (type == NULL || cJSON_IsNull(type)) return PROF_OK;
+  TRY(read_optimizer_type(L, type, &o->type));
+  params = field(obj, "params");
+  if (params == NULL || cJSON_IsNull(params)) return check_optimizer(L, o);  /* DeepSpeed: `or {}` */
+  if (!cJSON_IsObject(params))
+    return fail(L, "optimizer.params", "optimizer.params: expected an object, got %s",
+                describe(params, got, sizeof got));
+  if (field(params, "max_grad_norm") != NULL)
+    return fail(L, "optimizer.params.max_grad_norm", "optimizer.params.max_grad_norm: not an "
+                "optimizer parameter in DeepSpeed: use the top-level \"gradient_clipping\"");
+  /* as the file spells it: "adam" would not be found there */
+  snprintf(what, sizeof what, "for optimizer type \"%.40s\"", type->valuestring);
+  TRY(check_keys_of(L, params, strcmp(o->type, "SGD") == 0 ? PROFC_SGD_PARAMS : PROFC_ADAM_PARAMS,
+                    "optimizer.params", what, NULL));
+  for (size_t i = 0; i < sizeof optim_params / sizeof optim_params[0]; i++) {
+    const OptimParam *p = &optim_params[i];
+    void *at = (char *)o + p->offset;
+    char path[PATH_SIZE];
+    if ((v = field(params, p->key)) == NULL) continue;
+    snprintf(path, sizeof path, "optimizer.params.%s", p->key);
+    switch (p->kind) {
+      case NUMBER: TRY(read_number(L, v, path, p->min, at)); break;
+      case BOOLEAN: TRY(read_bool(L, v, path, at)); break;
+      case BETAS: TRY(read_betas(L, v, path, at)); break;
+    }
+    o->set |= p->bit;
+  }
+  return check_optimizer(L, o);
+}
+
+/*
+** Whether key of root is one profrun accepts and ignores: a DeepSpeed key it does not read, or an
+** optimizer section without a type (from which DeepSpeed builds nothing either).
+*/
+static int unused(const cJSON *item, const prof_Config *cfg) {
+  if (strcmp(item->string, "optimizer") == 0)
+    return !cJSON_IsNull(item) && cfg->optimizer.type == NULL;
+  return profC_classify(PROFC_TOP, item->string) == PROFC_DEEPSPEED;
+}
+
+/* Lists the unused keys of root (n of them) in file order, for --verbose. */
 static int record_unused(const Loader *L, const cJSON *root, int32_t n, prof_Config *cfg) {
   const cJSON *item;
   int32_t i = 0;
@@ -311,7 +502,7 @@ static int record_unused(const Loader *L, const cJSON *root, int32_t n, prof_Con
   memset(cfg->unused_keys, 0, (size_t)n * sizeof *cfg->unused_keys);
   cfg->n_unused_keys = n;
   cJSON_ArrayForEach(item, root) {
-    if (profC_classify(PROFC_TOP, item->string) != PROFC_DEEPSPEED) continue;
+    if (!unused(item, cfg)) continue;
     if ((cfg->unused_keys[i++] = profI_strdup(L->S, item->string)) == NULL) return oom(L);
   }
   return PROF_OK;
@@ -319,9 +510,9 @@ static int record_unused(const Loader *L, const cJSON *root, int32_t n, prof_Con
 
 static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
   const cJSON *v, *sec;
-  int32_t n_deepspeed = 0;
+  int32_t n_unused = 0;
   int dev;
-  TRY(check_keys(L, root, PROFC_TOP, NULL, &n_deepspeed));
+  TRY(check_keys(L, root, PROFC_TOP, NULL, &n_unused));
   if ((v = field(root, "train_batch_size")) != NULL)
     TRY(read_int_or_null(L, v, "train_batch_size", 1, &cfg->train_batch_size));
   if ((v = field(root, "train_micro_batch_size_per_gpu")) != NULL)
@@ -338,6 +529,11 @@ static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
   }
   TRY(section(L, root, "flops_profiler", PROFC_FLOPS, &sec));
   if (sec != NULL) TRY(load_flops(L, sec, &cfg->flops_profiler));
+  /* null: no optimizer, so that --set optimizer=null drops a file's section */
+  if ((v = field(root, "optimizer")) != NULL && !cJSON_IsNull(v)) {
+    TRY(section(L, root, "optimizer", PROFC_OPTIMIZER, &sec));
+    TRY(load_optimizer(L, sec, &cfg->optimizer));
+  }
   TRY(section(L, root, "parallel", PROFC_PARALLEL, &sec));
   if (sec != NULL && (v = field(sec, "model_parallel_size")) != NULL)
     TRY(read_int(L, v, "parallel.model_parallel_size", 1, &cfg->model_parallel_size));
@@ -350,7 +546,8 @@ static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
   TRY(section(L, root, "report", PROFC_REPORT, &sec));
   if (sec != NULL && (v = field(sec, "script")) != NULL)
     TRY(read_string(L, v, "report.script", 1, &cfg->report_script));
-  return record_unused(L, root, n_deepspeed, cfg);
+  if ((v = field(root, "optimizer")) != NULL && unused(v, cfg)) n_unused++;
+  return record_unused(L, root, n_unused, cfg);
 }
 
 /* {====================== file and overrides ======================} */
@@ -594,6 +791,7 @@ void prof_config_free(prof_State *S, prof_Config *cfg) {
   if (cfg == NULL) return;
   profI_strfree(S, cfg->device);
   profI_strfree(S, cfg->report_script);
+  profI_strfree(S, cfg->optimizer.type);
   profI_strfree(S, cfg->flops_profiler.output_file);
   profI_strfree(S, cfg->flops_profiler.format);
   free_strings(S, cfg->flops_profiler.ignore_modules, cfg->flops_profiler.n_ignore_modules);

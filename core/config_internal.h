@@ -10,6 +10,10 @@ typedef enum profC_Section {
   PROFC_FLOPS,           /* "flops_profiler" */
   PROFC_PARALLEL,        /* "parallel" */
   PROFC_REPORT,          /* "report" */
+  PROFC_OPTIMIZER,       /* "optimizer": type, params, legacy_fusion */
+  PROFC_ADAM_PARAMS,     /* "optimizer.params" when type is Adam or AdamW */
+  PROFC_SGD_PARAMS,      /* "optimizer.params" when type is SGD */
+  PROFC_OPTIMIZER_TYPES, /* not keys: the optimizer types profrun builds, for "did you mean" */
   PROFC_SECTION_COUNT
 } profC_Section;
 

@@ -9,7 +9,7 @@
 /* Keys profrun reads and validates, per section (config.c reads them in the same order). */
 static const char *const top_keys[] = {
   "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-  "wall_clock_breakdown", "device", "flops_profiler", "parallel", "report"
+  "wall_clock_breakdown", "device", "flops_profiler", "optimizer", "parallel", "report"
 };
 
 static const char *const flops_keys[] = {
@@ -24,9 +24,31 @@ static const char *const parallel_keys[] = { "model_parallel_size", "model_paral
 
 static const char *const report_keys[] = { "script" };
 
+/* DeepSpeed's optimizer section (runtime/constants.py: OPTIMIZER_PARAMS, TYPE, LEGACY_FUSION). */
+static const char *const optimizer_keys[] = { "type", "params", "legacy_fusion" };
+
+/*
+** The params DeepSpeed passes on for Adam and AdamW: FusedAdam's (ops/adam/fused_adam.py: lr,
+** bias_correction, betas, eps, weight_decay, amsgrad), torch.optim.Adam's maximize, and the two
+** switches _configure_basic_optimizer pops first. Any other key would reach a constructor that
+** refuses it, so profrun refuses it here.
+*/
+static const char *const adam_param_keys[] = {
+  "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "bias_correction", "torch_adam",
+  "adam_w_mode"
+};
+
+/* torch.optim.SGD's keyword arguments that profrun's SGD implements. */
+static const char *const sgd_param_keys[] = {
+  "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"
+};
+
+static const char *const optimizer_types[] = { "Adam", "AdamW", "SGD" };
+
 /*
 ** Every top-level key DeepSpeed itself reads, so that a real ds_config.json loads unchanged; the
-** batch keys, wall_clock_breakdown and flops_profiler are profrun's own and live in top_keys.
+** batch keys, wall_clock_breakdown, flops_profiler and optimizer are the ones profrun reads and
+** live in top_keys.
 ** Source: deepspeedai/DeepSpeed main @ edaa7221 (2026-08-22): DeepSpeedConfig.__init__ and
 ** _initialize_params in deepspeed/runtime/config.py, the constants they use (runtime/constants.py,
 ** zero/config.py, activation_checkpointing/config.py, comm/constants.py, monitor/config.py,
@@ -48,8 +70,7 @@ static const char *const deepspeed_keys[] = {
   "data_parallel_size",                  /* deepspeed/__init__.py, mesh device */
   "vocabulary_size",                     /* runtime/config.py */
   "dataloader_drop_last",                /* deepspeed_io's DataLoader */
-  /* optimizer and schedule */
-  "optimizer",                           /* {type, params, legacy_fusion} */
+  /* schedule (the optimizer section is read: top_keys) */
   "scheduler",                           /* {type, params} */
   "zero_allow_untested_optimizer",
   "zero_force_ds_cpu_optimizer",
@@ -118,7 +139,11 @@ static const KeyList known[PROFC_SECTION_COUNT] = {
   { top_keys, COUNT(top_keys) },
   { flops_keys, COUNT(flops_keys) },
   { parallel_keys, COUNT(parallel_keys) },
-  { report_keys, COUNT(report_keys) }
+  { report_keys, COUNT(report_keys) },
+  { optimizer_keys, COUNT(optimizer_keys) },
+  { adam_param_keys, COUNT(adam_param_keys) },
+  { sgd_param_keys, COUNT(sgd_param_keys) },
+  { optimizer_types, COUNT(optimizer_types) }
 };
 
 static int in_list(const KeyList *l, const char *key) {

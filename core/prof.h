@@ -437,16 +437,52 @@ typedef struct prof_FlopsConfig {
   int32_t n_rules;
 } prof_FlopsConfig;
 
+/* Which params of the optimizer section were given: bits of prof_OptimizerConfig.set. */
+enum {
+  PROF_OPTIM_LR = 1 << 0,
+  PROF_OPTIM_BETAS = 1 << 1,
+  PROF_OPTIM_EPS = 1 << 2,
+  PROF_OPTIM_WEIGHT_DECAY = 1 << 3,
+  PROF_OPTIM_AMSGRAD = 1 << 4,
+  PROF_OPTIM_MAXIMIZE = 1 << 5,
+  PROF_OPTIM_BIAS_CORRECTION = 1 << 6,
+  PROF_OPTIM_TORCH_ADAM = 1 << 7,
+  PROF_OPTIM_ADAM_W_MODE = 1 << 8,
+  PROF_OPTIM_MOMENTUM = 1 << 9,
+  PROF_OPTIM_DAMPENING = 1 << 10,
+  PROF_OPTIM_NESTEROV = 1 << 11
+};
+
+/*
+** The optimizer section, which deepspeed.initialize builds an optimizer from when the script
+** passes none. type is DeepSpeed's name for it: "adam" and "adamw" (DeepSpeed lower-cases the
+** names of its own optimizers, so the file may say "Adam" or "ADAMW") or "SGD" (a torch.optim
+** class, looked up as written); NULL when the section or its type is absent, as DeepSpeed then
+** builds none. Only the params whose bit is in set were given: the others keep the defaults of
+** the constructor DeepSpeed would call, which the Lua engine applies (see lua/prof/engine.lua).
+*/
+typedef struct prof_OptimizerConfig {
+  char *type;
+  uint32_t set;                /* PROF_OPTIM_* */
+  double lr, betas[2], eps, weight_decay;
+  int amsgrad, maximize, bias_correction;
+  int torch_adam, adam_w_mode; /* DeepSpeed's own Adam switches */
+  double momentum, dampening;  /* SGD */
+  int nesterov;
+} prof_OptimizerConfig;
+
 typedef struct prof_Config {
   /* DeepSpeed's batch keys; 0 when absent */
   int64_t train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps;
   int wall_clock_breakdown;
   char *device;                /* "meta", "cpu" or "cuda"; NULL: the runtime's default */
   prof_FlopsConfig flops_profiler;
+  prof_OptimizerConfig optimizer;
   int64_t model_parallel_size; /* parallel.model_parallel_size, 1 */
   int64_t model_parallel_rank; /* parallel.model_parallel_rank: this process's partition, 0 */
   char *report_script;         /* report.script, NULL */
-  /* DeepSpeed keys present in the file that profrun accepts but does not use (dotted paths) */
+  /* DeepSpeed keys present in the file that profrun accepts but does not use (dotted paths),
+     an optimizer section without a type among them */
   char **unused_keys;
   int32_t n_unused_keys;
   /* key paths given by overrides (they win over what a script passes) */

@@ -1,5 +1,6 @@
--- train_engine.lua — training through prof.initialize: the config's flops_profiler section profiles
--- step profile_step (forward, measured backward, optimizer step) with no profiler call here.
+-- train_engine.lua — training through prof.initialize: the config's optimizer section builds the
+-- optimizer and its flops_profiler section profiles step profile_step (forward, measured backward,
+-- optimizer step), with neither written here, as deepspeed.initialize does.
 --   profrun configs/train.json examples/train_engine.lua
 local prof = require "prof"
 local nn = require "prof.nn"
@@ -8,8 +9,8 @@ local F = nn.functional
 
 T.manual_seed(0)
 local model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
-local engine = prof.initialize { model = model, optimizer = prof.optim.SGD(model:parameters(),
-  { lr = 0.1, momentum = 0.9 }) }
+local engine, optimizer = prof.initialize { model = model }
+assert(optimizer ~= nil, "the config has no optimizer section")
 
 local n = prof.config.value("train_micro_batch_size_per_gpu") or 16
 for step = 1, 30 do

@@ -38,6 +38,9 @@ describe("pool and interpolate gradients against finite differences", function()
     { "avg_pool2d exclude pad", function(x)
         return F.avg_pool2d(x, 3, { stride = 2, padding = 1, count_include_pad = false, ceil_mode = true })
       end, { 1, 2, 6, 5 } },
+    { "avg_pool2d divisor_override", function(x)
+        return F.avg_pool2d(x, { 3, 2 }, { stride = 2, padding = 1, ceil_mode = true, divisor_override = 7 })
+      end, { 1, 2, 6, 5 } },
     { "avg_pool1d unbatched", function(x) return F.avg_pool1d(x, 3, { stride = 2, padding = 1 }) end, { 2, 7 } },
     { "adaptive_avg_pool3d", function(x) return F.adaptive_avg_pool3d(x, { 2, 3, 2 }) end, { 1, 1, 3, 4, 5 } },
     { "nearest", function(x) return F.interpolate(x, { scale_factor = 1.6 }) end, { 1, 2, 5 } },
@@ -74,6 +77,45 @@ describe("pooling", function()
     assert.same({ { { -0.5, -2.5 } } }, F.avg_pool1d(x, 2, { stride = 2, padding = 1 }):tolist())
     assert.same({ { { -1, -2.5 } } },
       F.avg_pool1d(x, 2, { stride = 2, padding = 1, count_include_pad = false }):tolist())
+  end)
+
+  it("divides every window by divisor_override, padded or clipped, as PyTorch does", function()
+    local x = gc.tensor({ 1, 2, 3, 4, 5, 6, 7, 8, 9 }, { 1, 1, 3, 3 })
+    -- k 2, s 2, p 1: windows {1}, {2, 3}, {4, 7}, {5, 6, 8, 9}, each sum over 4 whatever it holds
+    -- (torch: F.avg_pool2d(x, 2, 2, 1, divisor_override=4) -> [[0.25, 1.25], [2.75, 7.0]])
+    assert.same({ { { { 0.25, 1.25 }, { 2.75, 7 } } } },
+      F.avg_pool2d(x, 2, { stride = 2, padding = 1, divisor_override = 4 }):tolist())
+    assert.same({ { { { 0.25, 1.25 }, { 2.75, 7 } } } },
+      F.avg_pool2d(x, 2, { stride = 2, padding = 1, divisor_override = 4,
+                           count_include_pad = false }):tolist())
+    x.requires_grad = true
+    T.sum(F.avg_pool2d(x, 2, { stride = 2, padding = 1, divisor_override = -2 })):backward()
+    assert.same({ { { { -0.5, -0.5, -0.5 }, { -0.5, -0.5, -0.5 }, { -0.5, -0.5, -0.5 } } } },
+                x.grad:tolist())
+  end)
+
+  it("refuses divisor_override 0 and on avg_pool1d, as PyTorch does", function()
+    local x = gc.tensor({ 1, 2, 3, 4 }, { 1, 1, 2, 2 })
+    -- torch: RuntimeError: divisor must be not zero
+    assert.error_matches(function() F.avg_pool2d(x, 2, { divisor_override = 0 }) end,
+                         "divisor must be not zero", 1, true)
+    -- torch: avg_pool1d() got an unexpected keyword argument 'divisor_override'
+    assert.error_matches(function() F.avg_pool1d(x:flatten(1), 2, { divisor_override = 2 }) end,
+                         "unexpected option 'divisor_override'", 1, true)
+    assert.error_matches(function() nn.AvgPool1d(2, { divisor_override = 2 }) end,
+                         "unexpected keyword argument 'divisor_override'", 1, true)
+  end)
+
+  it("nn.AvgPool2d and 3d take divisor_override and leave it out of the repr", function()
+    local m = nn.AvgPool2d(2, { divisor_override = 3 })
+    -- torch 1.13: AvgPool2d(kernel_size=2, stride=2, padding=0)
+    assert.equal("AvgPool2d(kernel_size=2, stride=2, padding=0)", tostring(m))
+    assert.equal(3, m.divisor_override)
+    local x = gc.tensor({ 1, 2, 3, 6 }, { 1, 1, 2, 2 })
+    assert.same({ { { { 4 } } } }, m(x):tolist())
+    local m3 = nn.AvgPool3d(2, 1, 0, false, true, 2)
+    assert.equal("AvgPool3d(kernel_size=2, stride=1, padding=0)", tostring(m3))
+    assert.same({ { { { { 18 } } } } }, m3(gc.tensor({ 1, 2, 3, 4, 5, 6, 7, 8 }, { 1, 1, 2, 2, 2 })):tolist())
   end)
 
   it("uses adaptive windows [floor(i·in/out), ceil((i+1)·in/out))", function()

@@ -3,6 +3,7 @@
 -- differences.
 local T = require "prof.tensor"
 local F = require "prof.nn.functional"
+local nn = require "prof.nn"
 local core = require "prof.core"
 local gc = require "spec.support.gradcheck"
 local cases = require "spec.support.torch_cases"
@@ -154,6 +155,32 @@ describe("sequence gradients against finite differences", function()
     end)
   end
 
+  -- a fixed seed re-applied per evaluation draws the same masks, so the objective is smooth
+  local function dropout_check(kind, o, I, N)
+    local H, L, D = o.hidden_size, o.num_layers, o.bidirectional and 2 or 1
+    local shapes = { { 3, N, I }, { L * D, N, H }, { L * D, N, H } }
+    for _, s in ipairs(weights(kind, I, H, L, D)) do shapes[#shapes + 1] = s end
+    if kind ~= "lstm" then table.remove(shapes, 3) end
+    local f = function(x, h0, ...)
+      local ws, c0 = { ... }, nil
+      if kind == "lstm" then c0 = table.remove(ws, 1) end
+      T.manual_seed(11)
+      local out, hn = core.rnn(kind, x, o, h0, c0, ws)
+      return T.sum(out * out) + T.sum(hn * 2.0)
+    end
+    local ok, msg = check(f, shapes)
+    assert.is_true(ok, msg)
+  end
+
+  it("lstm, two layers with dropout 0.5 between them", function()
+    dropout_check("lstm", { hidden_size = 3, num_layers = 2, dropout = 0.5 }, 2, 2)
+  end)
+
+  it("gru, three bidirectional layers with dropout 0.4 (two masks)", function()
+    dropout_check("gru", { hidden_size = 2, num_layers = 3, dropout = 0.4, bidirectional = true },
+                  2, 2)
+  end)
+
   it("lstm_cell", function()
     local f = function(x, h, c, wi, wh, bi, bh)
       local h1, c1 = core.rnn_cell("lstm", x, h, c, { hidden_size = 3 }, { wi, wh, bi, bh })
@@ -217,5 +244,97 @@ describe("sequence ops on the cpu", function()
     assert.has_error(function() core.rnn("gru", gc.leaf({ 2, 1, 3 }, 1), { hidden_size = 2 }) end,
       "gru: the cpu kernel needs the weights (core.rnn(kind, x, options, h0, c0, weights) with "
       .. "PyTorch's _flat_weights)")
+  end)
+end)
+
+-- {====================== dropout between layers ======================}
+
+describe("nn.LSTM dropout between layers on the cpu", function()
+  local steps, batch, I, H = 1, 1000, 3, 8
+
+  --[[
+  A 2-layer LSTM whose second layer sees each inter-layer activation alone: weight_ih_l1 gives
+  every gate of unit j the weight w on input j only, weight_hh_l1 and the layer's biases are 0,
+  so with zero initial states h_j = o·tanh(i·tanh(w·x_j)) is exactly 0 where x_j was dropped and
+  nonzero elsewhere. One step: later ones would carry c through the forget gate. Layer 0 keeps
+  its random initialisation.
+  ]]
+  local function probe(dropout, w)
+    T.manual_seed(3)
+    local m = nn.LSTM(I, H, 2, { dropout = dropout, device = "cpu" })
+    local d = {}
+    for r = 0, 4 * H - 1 do
+      for c = 0, H - 1 do d[#d + 1] = (r % H == c) and w or 0 end
+    end
+    m.weight_ih_l1:copy_(gc.tensor(d, { 4 * H, H }))
+    m.weight_hh_l1:copy_(T.zeros({ 4 * H, H }, { device = "cpu" }))
+    m.bias_ih_l1:copy_(T.zeros({ 4 * H }, { device = "cpu" }))
+    m.bias_hh_l1:copy_(T.zeros({ 4 * H }, { device = "cpu" }))
+    return m
+  end
+  local x = gc.tensor(gc.values(steps * batch * I, 5), { steps, batch, I })
+
+  it("drops p of the activations and scales the rest by 1/(1 - p)", function()
+    local out = gc.flat(probe(0.5, 2.0)(x):tolist())
+    -- the kept activations, scaled by 2, are what weight 2·2 sees without dropout
+    local want = gc.flat(probe(0.0, 4.0):eval()(x):tolist())
+    local zeros = 0
+    for i, v in ipairs(out) do
+      if v == 0 then zeros = zeros + 1
+      else assert.is_true(math.abs(v - want[i]) <= 1e-6, "element " .. i) end
+    end
+    -- Binomial(8000, 0.5): sigma = sqrt(0.25 / 8000) = 0.00559 of the fraction
+    local n = steps * batch * H
+    assert.equal(n, #out)
+    assert.is_true(math.abs(zeros / n - 0.5) <= 3 * math.sqrt(0.25 / n), "dropped " .. zeros)
+  end)
+
+  it("draws the same masks for the same seed, others for another", function()
+    local m = probe(0.5, 2.0)
+    T.manual_seed(8)
+    local a = m(x):tolist()
+    T.manual_seed(8)
+    local b = m(x):tolist()
+    T.manual_seed(9)
+    local c = m(x):tolist()
+    assert.same(a, b)
+    assert.are_not.same(a, c)
+  end)
+
+  it("computes nothing in eval mode: the output of dropout 0", function()
+    local plain = probe(0.0, 2.0)(x):tolist()
+    local m = probe(0.5, 2.0)
+    m:eval()
+    assert.same(plain, m(x):tolist())
+    local out = gc.flat(plain)
+    for i, v in ipairs(out) do assert.is_true(v ~= 0, "element " .. i) end
+  end)
+
+  it("checks the probability, as PyTorch's RNNBase does", function()
+    local xm = core.empty({ 2, 1, 3 }, "float32", "meta")
+    assert.has_error(function()
+      core.rnn("rnn", xm, { hidden_size = 2, num_layers = 2, dropout = 1.5 })
+    end, "rnn: dropout must be between 0 and 1, got 1.5")
+  end)
+
+  it("records the same counts on meta and draws nothing there", function()
+    local function run(dropout)
+      local m = nn.LSTM(16, 32, 3, { dropout = dropout, device = "meta" })
+      local xm = core.empty({ 5, 4, 16 }, "float32", "meta")
+      xm.requires_grad = true
+      return phases(function()
+        local out = m(xm)
+        T.sum(out):backward()
+      end)
+    end
+    T.manual_seed(21)
+    local f1, b1 = run(0.5)
+    local after = T.rand({ 4 }, { device = "cpu" }):tolist()
+    local f0, b0 = run(0.0)
+    T.manual_seed(21)
+    assert.same(T.rand({ 4 }, { device = "cpu" }):tolist(), after)
+    assert.same(f0, f1)
+    assert.same(b0, b1)
+    assert.is_true(f1.macs > 0 and b1.macs > 0)
   end)
 end)

@@ -64,11 +64,12 @@ describe("nn.AvgPoolNd", function()
     assert.same({ 1, 2, 2, 3, 4 }, nn.AvgPool3d(2)(T.empty { 1, 2, 4, 6, 8 }).shape)
   end)
 
-  it("has no divisor_override on 1d, and refuses it on 2d (not in the op)", function()
+  it("has no divisor_override on 1d; 2d takes it (values in cpu_pool_spec)", function()
     assert.error_matches(function() nn.AvgPool1d(2, { divisor_override = 3 }) end,
                          "unexpected keyword argument 'divisor_override'", 1, true)
-    assert.error_matches(function() nn.AvgPool2d(2, { divisor_override = 3 }) end,
-                         "divisor_override is not supported", 1, true)
+    -- torch: AvgPool2d(2, divisor_override=3) [1,6,28,28] -> (1, 6, 14, 14)
+    assert.same({ 1, 6, 14, 14 },
+                nn.AvgPool2d(2, { divisor_override = 3 })(T.empty { 1, 6, 28, 28 }).shape)
   end)
 end)
 

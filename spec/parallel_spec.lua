@@ -292,3 +292,103 @@ describe("tensor-parallel layers", function()
     end)
   end)
 end)
+
+describe("Megatron's initialisation of the tensor-parallel layers", function()
+  local device
+  setup(function()
+    device = T.default_device()
+    T.set_default_device("cpu")
+  end)
+  teardown(function() T.set_default_device(device) end)
+
+  -- mean and (population) standard deviation of a cpu tensor's values
+  local function moments(t)
+    local n, s, s2 = 0, 0, 0
+    local function walk(v)
+      if type(v) == "table" then
+        for _, x in ipairs(v) do walk(x) end
+      else
+        n, s, s2 = n + 1, s + v, s2 + v * v
+      end
+    end
+    walk(t:tolist())
+    local mean = s / n
+    return mean, math.sqrt(s2 / n - mean * mean), n
+  end
+
+  -- within 5 % of sigma; with n ≥ 32 768 draws the sample std's own spread is σ/√(2n) ≤ 0.4 %
+  local function assert_std(t, sigma, what)
+    local mean, std, n = moments(t)
+    assert.is_true(n >= 32768, what .. ": only " .. n .. " values")
+    assert.is_true(math.abs(std - sigma) <= 0.05 * sigma,
+                   string.format("%s: std %.6g, want %.6g", what, std, sigma))
+    assert.is_true(math.abs(mean) <= 5 * sigma / math.sqrt(n), what .. ": mean " .. mean)
+  end
+
+  local function assert_all(t, value, what)
+    local mean, std = moments(t)
+    assert.is_true(mean == value and std == 0, what .. " is not all " .. value)
+  end
+
+  -- Megatron: init_method_normal(0.02) on the input projections, scaled_init_method_normal(0.02,
+  -- num_layers) = N(0, (0.02/√(2·8))²) = N(0, 0.005²) on the outputs; biases 0; LayerNorm 1, 0
+  it("draws N(0, 0.02²) and, for the output layers, N(0, (0.02/√(2·num_layers))²)", function()
+    local c = { hidden_size = 256, num_attention_heads = 4, num_layers = 8, mp_size = 2, mp_rank = 1 }
+    local layer = parallel.ParallelTransformerLayer(c, 1)
+    local attn, mlp = layer.attention, layer.mlp
+    assert.equal("384,256", shape(attn.query_key_value.weight))
+    assert_std(attn.query_key_value.weight, 0.02, "query_key_value")
+    assert_std(attn.dense.weight, 0.005, "attention dense")
+    assert_std(mlp.dense_h_to_4h.weight, 0.02, "dense_h_to_4h")
+    assert_std(mlp.dense_4h_to_h.weight, 0.005, "dense_4h_to_h")
+    for _, l in ipairs({ attn.query_key_value, attn.dense, mlp.dense_h_to_4h, mlp.dense_4h_to_h }) do
+      assert_all(l.bias, 0, "a bias")
+    end
+    for _, ln in ipairs({ layer.input_layernorm, layer.post_attention_layernorm }) do
+      assert_all(ln.weight, 1, "a LayerNorm weight")
+      assert_all(ln.bias, 0, "a LayerNorm bias")
+    end
+    -- init_method_std and the layer count come from the config
+    local wide = parallel.ParallelMLP({ hidden_size = 128, num_layers = 2, init_method_std = 0.1 })
+    assert_std(wide.dense_h_to_4h.weight, 0.1, "dense_h_to_4h, std 0.1")
+    assert_std(wide.dense_4h_to_h.weight, 0.05, "dense_4h_to_h, 0.1/√4")
+  end)
+
+  it("uses a layer's init_method, else xavier_normal_ on its partition, as Megatron's mpu does", function()
+    local l = parallel.ColumnParallelLinear(512, 1024, { mp_size = 4, mp_rank = 3,
+      init_method = parallel.init_method_normal(0.03) })
+    assert.equal("256,512", shape(l.weight))
+    assert_std(l.weight, 0.03, "init_method_normal(0.03)")
+    assert_all(l.bias, 0, "the bias")
+    -- the partition [256, 512] is this rank's own tensor: xavier's std √(2 / (512 + 256))
+    local d = parallel.ColumnParallelLinear(512, 1024, { mp_size = 4 })
+    assert_std(d.weight, math.sqrt(2 / 768), "xavier_normal_ of the partition")
+    local r = parallel.RowParallelLinear(1024, 256, { mp_size = 2,
+      init_method = parallel.scaled_init_method_normal(0.02, 2) })
+    assert_std(r.weight, 0.01, "scaled_init_method_normal(0.02, 2)")
+    assert_all(r.bias, 0, "the replicated bias")
+    local e = parallel.VocabParallelEmbedding(1024, 128, { mp_size = 2,
+      init_method = parallel.init_method_normal(0.02) })
+    assert_std(e.weight, 0.02, "the embedding rows")
+    assert.error_matches(function() parallel.RowParallelLinear(8, 8, { init_method = 0.02 }) end,
+      "RowParallelLinear: init_method must be a function of a tensor, got number", 1, true)
+  end)
+
+  it("draws nothing on meta: the generator is where it was", function()
+    local c = { hidden_size = 64, num_attention_heads = 4, num_layers = 2 }
+    -- the transformer's layers are built on the default device, as Megatron's on the current one
+    local function next_rand(build_device)
+      T.manual_seed(17)
+      if build_device then
+        T.set_default_device(build_device)
+        parallel.ParallelTransformer(c)
+        T.set_default_device("cpu")
+      end
+      return T.rand({ 4 }, { device = "cpu" }):tolist()
+    end
+    local fresh = next_rand(nil)
+    assert.same(fresh, next_rand("meta"))
+    -- while a cpu model does draw (else the comparison above would prove nothing)
+    assert.are_not.same(fresh, next_rand("cpu"))
+  end)
+end)

@@ -26,8 +26,46 @@ static void set_list(lua_State *L, const char *k, char **items, int32_t n) {
   lua_setfield(L, -2, k);
 }
 
+static void set_num(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* optimizer = {type=, params={...}}: only the params the file gave, so the engine can tell a
+   missing one (the constructor's default applies) from one set to its default value. */
+static void set_optimizer(lua_State *L, const prof_OptimizerConfig *o) {
+  static const struct { const char *key; uint32_t bit; } flags[] = {
+    {"amsgrad", PROF_OPTIM_AMSGRAD}, {"maximize", PROF_OPTIM_MAXIMIZE},
+    {"bias_correction", PROF_OPTIM_BIAS_CORRECTION}, {"torch_adam", PROF_OPTIM_TORCH_ADAM},
+    {"adam_w_mode", PROF_OPTIM_ADAM_W_MODE}, {"nesterov", PROF_OPTIM_NESTEROV}
+  };
+  const int values[] = {o->amsgrad, o->maximize, o->bias_correction, o->torch_adam,
+                        o->adam_w_mode, o->nesterov};
+  if (o->type == NULL) return;   /* no optimizer: the key stays nil */
+  lua_createtable(L, 0, 2);
+  set_str(L, "type", o->type);
+  lua_createtable(L, 0, 8);
+  if (o->set & PROF_OPTIM_LR) set_num(L, "lr", o->lr);
+  if (o->set & PROF_OPTIM_BETAS) {
+    lua_createtable(L, 2, 0);
+    for (int i = 0; i < 2; i++) {
+      lua_pushnumber(L, o->betas[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "betas");
+  }
+  if (o->set & PROF_OPTIM_EPS) set_num(L, "eps", o->eps);
+  if (o->set & PROF_OPTIM_WEIGHT_DECAY) set_num(L, "weight_decay", o->weight_decay);
+  if (o->set & PROF_OPTIM_MOMENTUM) set_num(L, "momentum", o->momentum);
+  if (o->set & PROF_OPTIM_DAMPENING) set_num(L, "dampening", o->dampening);
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (o->set & flags[i].bit) set_bool(L, flags[i].key, values[i]);
+  lua_setfield(L, -2, "params");
+  lua_setfield(L, -2, "optimizer");
+}
+
 static void push_config(lua_State *L, const prof_Config *c) {
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 13);
   if (c->train_batch_size > 0) set_int(L, "train_batch_size", c->train_batch_size);
   if (c->train_micro_batch_size_per_gpu > 0)
     set_int(L, "train_micro_batch_size_per_gpu", c->train_micro_batch_size_per_gpu);
@@ -51,6 +89,8 @@ static void push_config(lua_State *L, const prof_Config *c) {
   set_list(L, "ignore_modules", f->ignore_modules, f->n_ignore_modules);
   set_list(L, "rules", f->rules, f->n_rules);
   lua_setfield(L, -2, "flops_profiler");
+
+  set_optimizer(L, &c->optimizer);
 
   lua_createtable(L, 0, 2);
   set_int(L, "model_parallel_size", c->model_parallel_size);

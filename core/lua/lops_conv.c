@@ -65,7 +65,8 @@ static void arg_ints(lua_State *L, int idx, int n, int64_t *out, const char *wha
   }
 }
 
-/* core.max_pool2d(x, kernel_size, {stride=, padding=, dilation=, ceil_mode=}), avg_pool2d alike */
+/* core.max_pool2d(x, kernel_size, {stride=, padding=, dilation=, ceil_mode=}); avg_pool2d alike
+   with count_include_pad=true and (2d, 3d: PyTorch's avg_pool1d has none) divisor_override= */
 static int pool(lua_State *L, prof_OpKind kind) {
   LCtx *ctx = lbind_ctx(L);
   pr_Tensor *x = lbind_check_tensor(L, 1);
@@ -79,6 +80,19 @@ static int pool(lua_State *L, prof_OpKind kind) {
   lbind_opt_ints(L, 3, "dilation", a.nsp, 1, a.dilation);
   a.ceil_mode = lbind_opt_bool(L, 3, "ceil_mode", 0);
   a.count_include_pad = lbind_opt_bool(L, 3, "count_include_pad", 1);
+  int divisor_given = 0;
+  if (kind == PROF_OP_AVG_POOL && lua_type(L, 3) == LUA_TTABLE) {
+    divisor_given = lua_getfield(L, 3, "divisor_override") != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  if (divisor_given) {
+    if (a.nsp == 1)
+      return luaL_error(L, "avg_pool1d: unexpected option 'divisor_override'");
+    a.divisor_override = lbind_opt_int(L, 3, "divisor_override", 0);
+    /* 0 stands for none in pr_PoolArgs, so PyTorch's check is made here */
+    if (a.divisor_override == 0)
+      return luaL_error(L, "avg_pool%dd: divisor must be not zero", a.nsp);
+  }
   return lbind_push_tensor(L, pr_pool(&ctx->rt, kind, x, &a));
 }
 

@@ -87,7 +87,8 @@ static int read_weights(lua_State *L, int idx, const pr_Tensor **w) {
 }
 
 /* core.rnn(kind, x, {input_size=, hidden_size=, num_layers=1, bias=true, batch_first=false,
-   bidirectional=false, nonlinearity="tanh"}, h0?, c0?, weights?) -> output, h_n[, c_n]; for an
+   bidirectional=false, nonlinearity="tanh", dropout=0}, h0?, c0?, weights?) -> output, h_n[, c_n];
+   dropout applies to every layer's output but the last (pass 0 out of training); for an
    LSTM the states may also come as one list {h0, c0}, as PyTorch's tuple (c0 then nil).
    weights: per layer and direction w_ih, w_hh[, b_ih, b_hh] (PyTorch's _flat_weights), needed
    by cpu inputs; they come last so that the options keep their place. */
@@ -98,6 +99,7 @@ static int l_rnn(lua_State *L) {
   a.kind = check_kind(L, 1, 0);
   pr_Tensor *x = lbind_check_tensor(L, 2);
   read_rnn_args(L, 3, prof_op_kind_name(a.kind), &a, x);
+  a.dropout = lbind_opt_num(L, 3, "dropout", 0);
   int nw = is_tensor_list(L, 6) ? read_weights(L, 6, w) : 0;
   pr_Tensor *h0, *c0;
   if (is_options(L, 4)) {      /* {h0, c0}: both stay on the stack while the op runs */

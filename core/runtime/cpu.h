@@ -112,13 +112,16 @@ typedef struct pr_RnnPlan {
   int relu;                    /* RNN's nonlinearity */
   int bias;
   int64_t T, N, In, H, L, D;   /* steps, batch, input and hidden sizes, layers, directions */
+  double dropout;              /* between layers; > 0: the workspace ends with the L − 1 masks */
 } pr_RnnPlan;
 
 /* Floats of the flat weights (PyTorch's _flat_weights order) and of the forward's workspace. */
 int64_t pr_rnn_weights_size(const pr_RnnPlan *p);
 int64_t pr_rnn_workspace_size(const pr_RnnPlan *p);
 /* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
-   [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). PR_ERR: out of memory. */
+   [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). With dropout the masks
+   (0 or 1/(1 − p) per element of each inner layer's output) must already be in ws, drawn by
+   pr_rnn_values. PR_ERR: out of memory. */
 int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
                        const float *w, float *ws, float *hn, float *cn);
 const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws);
@@ -210,6 +213,7 @@ typedef struct pr_PoolGeom {
   int64_t planes;
   int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
   int count_include_pad;
+  int64_t divisor_override;    /* avg pool; 0: none */
 } pr_PoolGeom;
 
 /*

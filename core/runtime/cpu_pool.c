@@ -17,6 +17,15 @@ static int is_max(prof_OpKind kind) {
   return kind == PROF_OP_MAX_POOL || kind == PROF_OP_ADAPTIVE_MAX_POOL;
 }
 
+/* An average window's divisor: n inputs inside x, spans z·y·x with padding; divisor_override
+   replaces both, as in PyTorch, whatever the window holds. */
+static int64_t divisor(prof_OpKind kind, const pr_PoolGeom *g, const Win *z, const Win *y,
+                       const Win *x, int64_t n) {
+  if (kind != PROF_OP_AVG_POOL) return n;
+  if (g->divisor_override != 0) return g->divisor_override;
+  return g->count_include_pad ? z->span * y->span * x->span : n;
+}
+
 /*
 ** Every axis's windows, computed once per call (out[0] + out[1] + out[2] entries) so the element
 ** loops only index tables. The rules are PyTorch 1.13's cpu kernels': max pool skips padded taps
@@ -104,8 +113,7 @@ int pr_cpu_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_P
               for (int64_t ix = wx->lo; ix < wx->hi; ix++) sum += row[ix];
             }
           int64_t n = (z->hi - z->lo) * (y->hi - y->lo) * (wx->hi - wx->lo);
-          int64_t div = kind == PROF_OP_AVG_POOL && g->count_include_pad
-                            ? z->span * y->span * wx->span : n;
+          int64_t div = divisor(kind, g, z, y, wx, n);
           *yp++ = n > 0 ? (float)(sum / (double)div) : 0.0f;
         }
   }
@@ -144,8 +152,7 @@ int pr_cpu_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
           for (int64_t ox = 0; ox < g->out[2]; ox++) {
             const Win *z = &ax[0][oz], *y = &ax[1][oy], *wx = &ax[2][ox];
             int64_t n = (z->hi - z->lo) * (y->hi - y->lo) * (wx->hi - wx->lo);
-            int64_t div = kind == PROF_OP_AVG_POOL && g->count_include_pad
-                              ? z->span * y->span * wx->span : n;
+            int64_t div = divisor(kind, g, z, y, wx, n);
             float v = *gp++;
             if (n == 0) continue;
             v /= (float)div;

@@ -13,7 +13,10 @@
 ** Workspace: x [T, N, I], each layer's output [T, N, D·H], then per layer and direction the
 ** states h [T + 1, N, H] in processing order (h[0] the initial state), c alike for an LSTM, and
 ** the activations each step's backward reads [T, N, A] (GRU r, z, n and W_hn·h + b_hn; LSTM
-** i, f, g, o). Everything is time-major; the caller converts batch-first tensors.
+** i, f, g, o), and with dropout the masks of layers 0 … L − 2 [T, N, D·H]. A layer's output is
+** kept already dropped: it is only read as the next layer's input (forward and weight gradient),
+** while h_n comes from the states, which PyTorch leaves undropped too. Everything is time-major;
+** the caller converts batch-first tensors.
 */
 
 static int64_t gates(const pr_RnnPlan *p) { return p->cell == 0 ? 1 : p->cell == 1 ? 3 : 4; }
@@ -46,7 +49,20 @@ static int64_t state_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
   return out_offset(p, p->L) + (l * p->D + d) * state_size(p);
 }
 
-int64_t pr_rnn_workspace_size(const pr_RnnPlan *p) { return state_offset(p, p->L, 0); }
+static int dropped(const pr_RnnPlan *p) { return p->dropout > 0 && p->L > 1; }
+
+static int64_t mask_offset(const pr_RnnPlan *p, int64_t l) {
+  return state_offset(p, p->L, 0) + l * p->T * p->N * p->D * p->H;
+}
+
+int64_t pr_rnn_workspace_size(const pr_RnnPlan *p) {
+  return mask_offset(p, dropped(p) ? p->L - 1 : 0);
+}
+
+/* out[i] *= m[i]: a layer's output or its gradient through the layer's dropout mask. */
+static void apply_mask(float *out, const float *m, int64_t n) {
+  for (int64_t i = 0; i < n; i++) out[i] *= m[i];
+}
 
 /* The views of one layer and direction into the weights and the workspace. */
 typedef struct Dir {
@@ -143,6 +159,7 @@ int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, con
       memcpy(hn + s0, r.hs + T * N * H, sizeof(float) * (size_t)(N * H));
       if (r.cs && cn) memcpy(cn + s0, r.cs + T * N * H, sizeof(float) * (size_t)(N * H));
     }
+    if (dropped(p) && l < p->L - 1) apply_mask(out, ws + mask_offset(p, l), T * N * DH);
   }
   free(xi);
   return 0;
@@ -260,6 +277,8 @@ int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, co
       Dir r = dir_of(p, w, wsm, l, d);
       dir_back(p, &r, l, d, in, dout, ghn, gcn, want_in ? din : NULL, gh0, gc0, gw, w, buf);
     }
+    /* din is the gradient of the dropped input: through the mask to the layer below's output */
+    if (dropped(p) && l > 0) apply_mask(din, ws + mask_offset(p, l - 1), T * N * DH);
     float *t = dout;
     dout = din;
     din = t;
@@ -404,7 +423,8 @@ static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, in
 
 static pr_RnnPlan plan_of(const pr_Node *n) {
   pr_RnnPlan p = {(int)n->args.i[0], (int)n->args.i[1], (int)n->args.i[2], n->args.i[3],
-                  n->args.i[4], n->args.i[5], n->args.i[6], n->args.i[7], n->args.i[8]};
+                  n->args.i[4], n->args.i[5], n->args.i[6], n->args.i[7], n->args.i[8],
+                  n->args.f[0]};
   return p;
 }
 
@@ -448,6 +468,19 @@ static int rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   return rc == 0 ? 0 : pr_error(rt, "%s backward: out of memory", n->name);
 }
 
+/*
+** The dropout masks of the inner layers' outputs into the workspace, drawn from the runtime's
+** generator as pr_dropout draws (so manual_seed repeats them); the backward reads them back from
+** the saved workspace rather than drawing again.
+*/
+static void draw_masks(pr_Runtime *rt, const pr_RnnPlan *p, float *ws) {
+  if (!dropped(p)) return;
+  float scale = p->dropout < 1.0 ? (float)(1.0 / (1.0 - p->dropout)) : 0.0f;
+  float *m = ws + mask_offset(p, 0);
+  for (int64_t i = 0, n = pr_rnn_workspace_size(p) - mask_offset(p, 0); i < n; i++)
+    m[i] = pr_rand_uniform(rt) < p->dropout ? 0.0f : scale;
+}
+
 /* x as a time-major contiguous copy (or itself when it already is one). */
 static pr_Tensor *time_major(pr_Runtime *rt, const pr_Tensor *x, int batch_first) {
   if (!batch_first) return pr_contiguous_data(rt, x);
@@ -479,6 +512,7 @@ int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int bat
     cc = xt && c0 ? pr_contiguous_data(rt, c0) : NULL;
     if (xt == NULL || (h0 && !hc) || (c0 && !cc)) goto end;
     float *r = pr_f32(R);
+    draw_masks(rt, p, pr_f32(ws));
     if (pr_cpu_rnn_forward(p, pr_f32(xt), hc ? pr_f32(hc) : NULL, cc ? pr_f32(cc) : NULL,
                            pr_f32(W), pr_f32(ws), r + nout, p->cell == 2 ? r + nout + nh : NULL)
         != 0) {
@@ -495,6 +529,7 @@ int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int bat
     int64_t args[10] = {p->cell, p->relu, p->bias, p->T, p->N, p->In, p->H, p->L, p->D,
                         batch_first};
     memcpy(n->args.i, args, sizeof args);
+    n->args.f[0] = p->dropout;
     pr_node_save(n, 0, ws);
     pr_node_save(n, 1, W);
     for (int i = 0; i < 3; i++) {

@@ -24,6 +24,8 @@ typedef struct pr_PoolArgs {
   int64_t kernel[3], stride[3], padding[3], dilation[3];
   int ceil_mode;
   int count_include_pad;       /* avg pool */
+  int64_t divisor_override;    /* avg pool: every window's divisor instead of its count; 0: none
+                                  (PyTorch rejects 0 as a divisor, so it cannot be meant) */
   int64_t output_size[3];      /* adaptive pools */
 } pr_PoolArgs;
 
@@ -166,6 +168,8 @@ typedef struct pr_RnnArgs {
   int64_t input_size, hidden_size, num_layers;
   int bias, batch_first, bidirectional;
   int relu;                    /* RNN's nonlinearity: 0 tanh, 1 relu */
+  double dropout;              /* on each layer's output but the last; the caller passes 0 out of
+                                  training, as PyTorch's train flag does (layers only) */
 } pr_RnnArgs;
 
 /*

@@ -383,6 +383,7 @@ static void pool_geom(pr_PoolGeom *g, const pr_Tensor *x, const pr_Tensor *out, 
   int lead = x->ndim - nsp;
   g->planes = prod(lead, x->shape);
   g->count_include_pad = (int)args[12];
+  g->divisor_override = args[15];
   for (int i = 0; i < 3; i++) {
     int j = i - (3 - nsp), real = j >= 0;
     g->in[i] = real ? x->shape[lead + j] : 1;
@@ -394,7 +395,8 @@ static void pool_geom(pr_PoolGeom *g, const pr_Tensor *x, const pr_Tensor *out, 
   }
 }
 
-/* Node args: kernel, stride, padding, dilation (3 each), count_include_pad, kind, nsp. */
+/* Node args: kernel, stride, padding, dilation (3 each), count_include_pad, kind, nsp,
+   divisor_override. */
 static void pool_args(int64_t *v, prof_OpKind kind, const pr_PoolArgs *a) {
   for (int i = 0; i < 3; i++) {
     v[0 + i] = a->kernel[i];
@@ -405,6 +407,7 @@ static void pool_args(int64_t *v, prof_OpKind kind, const pr_PoolArgs *a) {
   v[12] = a->count_include_pad;
   v[13] = kind;
   v[14] = a->nsp;
+  v[15] = kind == PROF_OP_AVG_POOL ? a->divisor_override : 0;
 }
 
 static void pool_fields(prof_Op *op, int nsp, const int64_t *args) {
@@ -521,6 +524,6 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   pr_node_save_shape(rt, n, 0, x);
   pr_node_save(n, 1, idx);
   pr_tensor_release(idx);
-  memcpy(n->args.i, args, sizeof *args * 15);
+  memcpy(n->args.i, args, sizeof args);
   return out;
 }

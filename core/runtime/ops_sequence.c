@@ -413,7 +413,8 @@ static int check_weights(pr_Runtime *rt, const char *name, const pr_Tensor *x, i
 
 static pr_RnnPlan rnn_plan(const pr_RnnArgs *a, int64_t T, int64_t N, int64_t layers,
                            int64_t dirs) {
-  pr_RnnPlan p = {0, a->relu, a->bias, T, N, a->input_size, a->hidden_size, layers, dirs};
+  pr_RnnPlan p = {0, a->relu, a->bias, T, N, a->input_size, a->hidden_size, layers, dirs,
+                  a->dropout};
   if (a->kind == PROF_OP_GRU || a->kind == PROF_OP_GRU_CELL) p.cell = 1;
   if (a->kind == PROF_OP_LSTM || a->kind == PROF_OP_LSTM_CELL) p.cell = 2;
   return p;
@@ -463,6 +464,8 @@ pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *
   if (a->num_layers < 1)
     return pr_fail(rt, "%s: num_layers must be at least 1, got %lld", name,
                    (long long)a->num_layers);
+  if (!(a->dropout >= 0.0 && a->dropout <= 1.0))
+    return pr_fail(rt, "%s: dropout must be between 0 and 1, got %g", name, a->dropout);
   if (x->ndim != 2 && x->ndim != 3)
     return pr_fail(rt, "%s: expected a 2-D (unbatched) or 3-D input, got %s", name,
                    pr_shape_str(x, sx, sizeof sx));
@@ -520,6 +523,7 @@ pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Ten
                                 const pr_RnnArgs *a, pr_Tensor **c_out) {
   char sx[96];
   if (c_out != NULL) *c_out = NULL;
+  if (a->dropout != 0.0) return pr_fail(rt, "rnn_cell: a cell has no dropout");
   if (a->kind != PROF_OP_RNN_CELL && a->kind != PROF_OP_GRU_CELL && a->kind != PROF_OP_LSTM_CELL)
     return pr_fail(rt, "rnn_cell: unknown cell kind %d", (int)a->kind);
   const char *name = prof_op_kind_name(a->kind);

@@ -5,6 +5,7 @@ local config = require "prof.config"
 local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
+local optim = require "prof.optim"
 
 local M = {}
 
@@ -31,8 +32,53 @@ local function batch_size_of(inputs)
 end
 
 --[[
+The optimizer deepspeed.initialize builds from the config's optimizer section when the script
+passes none (DeepSpeedEngine._configure_basic_optimizer; deepspeedai/DeepSpeed main @ edaa7221):
+  * "adam" or "adamw" (DeepSpeed lower-cases the names of its own optimizers, so "Adam", "ADAMW"):
+    torch_adam (default false) and adam_w_mode (default TRUE) are taken out of params. The type
+    adamw, or adam with adam_w_mode, gives AdamW (decoupled weight decay: p *= 1 - lr*wd); only
+    adam with "adam_w_mode": false gives Adam (L2: g += wd*p). So DeepSpeed's plain "Adam" is AdamW.
+  * Without torch_adam DeepSpeed builds its FusedAdam, whose weight_decay defaults to 0 where
+    torch.optim.AdamW's is 1e-2; with it, torch.optim.Adam or AdamW and their defaults. Either
+    way the update is torch's formula (FusedAdam's kernel computes the same one, in another order
+    of rounding), so profrun builds prof.optim.Adam or AdamW.
+  * "SGD" (looked up in torch.optim as written): prof.optim.SGD with the params as they are.
+The config loader (core/config.c) has checked names, types and combinations already; what is
+checked here is only what a hand-written config table could get wrong about the type.
+]]
+local function type_of(t)
+  if type(t) == "string" then
+    local lower = t:lower()
+    if lower == "adam" or lower == "adamw" then return lower end
+    if t == "SGD" then return t end
+  end
+  error(string.format('optimizer.type: expected "Adam", "AdamW" (in any case) or "SGD", got %s',
+    type(t) == "string" and string.format("%q", t) or tostring(t)), 4)  -- initialize's caller
+end
+
+local function build_optimizer(model, section)
+  local kind = type_of(section.type)
+  local opts = {}
+  for k, v in pairs(section.params or {}) do opts[k] = v end
+  local cls = optim.SGD
+  if kind ~= "SGD" then
+    local torch_adam = opts.torch_adam == true
+    local adamw = kind == "adamw" or opts.adam_w_mode ~= false
+    opts.torch_adam, opts.adam_w_mode = nil, nil
+    -- FusedAdam's bias_correction: profrun's Adam always corrects (the loader refuses false)
+    if opts.bias_correction == true then opts.bias_correction = nil end
+    if not torch_adam and opts.weight_decay == nil then opts.weight_decay = 0 end
+    cls = adamw and optim.AdamW or optim.Adam
+  end
+  -- level 4: errors name the line that called prof.initialize (new, here, initialize, caller)
+  return cls:new(model:parameters(), opts, 4)
+end
+
+--[[
 prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.initialize returns
-(engine first). config: a table from core.load_config, else profrun's config. The engine:
+(engine first). config: a table from core.load_config, else profrun's config. Without
+optimizer=, the config's optimizer section builds one (above); without either the engine steps
+no optimizer. The engine:
   engine(...)            forward (the model's own arguments)
   engine:backward(loss)  loss:backward()
   engine:step()          optimizer step, zero_grad; profiles and prints at flops_profiler.profile_step
@@ -43,9 +89,14 @@ function M.initialize(o)
   end
   if o.config ~= nil then config.set(o.config) end
   local fp = config.value("flops_profiler") or {}
+  local optimizer = o.optimizer
+  -- a script's optimizer wins over the config's, as deepspeed.initialize documents
+  if optimizer == nil and config.value("optimizer") ~= nil then
+    optimizer = build_optimizer(o.model, config.value("optimizer"))
+  end
   local e = setmetatable({
     module = o.model,
-    optimizer = o.optimizer,
+    optimizer = optimizer,
     global_steps = 0,
     micro_steps = 0,
     gradient_accumulation_steps = config.value("gradient_accumulation_steps") or 1,
@@ -58,7 +109,7 @@ function M.initialize(o)
   }, Engine)
   e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
   o.model:train()
-  return e, o.optimizer
+  return e, optimizer
 end
 
 -- True while the current optimizer step is the one to profile.

@@ -112,6 +112,14 @@ pool("avg_pool2d include pad ceil_mode", "avg", 2, [1, 2, 6, 7], [3, 2], seed=48
 pool("avg_pool1d", "avg", 1, [2, 3, 10], 4, seed=490, stride=3, padding=2)
 pool("avg_pool3d", "avg", 3, [1, 2, 4, 5, 6], [2, 3, 2], seed=500, stride=[2, 1, 2], padding=[1, 1, 0],
      count_include_pad=False)
+# divisor_override replaces the divisor of every window, clipped (ceil_mode), padded or not, and
+# may be negative; avg_pool1d has none
+pool("avg_pool2d divisor_override ceil_mode", "avg", 2, [2, 3, 7, 6], 3, seed=502, stride=2,
+     padding=1, ceil_mode=True, divisor_override=5)
+pool("avg_pool2d divisor_override negative exclude pad", "avg", 2, [1, 2, 6, 5], [2, 3], seed=504,
+     stride=[2, 1], padding=1, count_include_pad=False, divisor_override=-4)
+pool("avg_pool3d divisor_override", "avg", 3, [1, 2, 4, 5, 4], 2, seed=506, stride=[1, 2, 2],
+     padding=[0, 1, 1], divisor_override=3)
 pool("adaptive_avg_pool2d", "adaptive_avg", 2, [2, 3, 7, 5], [3, 4], seed=510)
 pool("adaptive_avg_pool2d global", "adaptive_avg", 2, [2, 3, 4, 5], 1, seed=515)
 pool("adaptive_avg_pool1d", "adaptive_avg", 1, [2, 2, 10], 4, seed=520)

@@ -116,6 +116,8 @@ static void test_defaults(void) {
   T_CHECK(cfg->unused_keys == NULL);
   T_EQ_INT(cfg->n_forced_keys, 0);
   T_CHECK(cfg->forced_keys == NULL);
+  T_CHECK(cfg->optimizer.type == NULL);
+  T_EQ_INT(cfg->optimizer.set, 0);
   done(S, cfg);
 }
 
@@ -186,7 +188,7 @@ static void test_flops_json(void) {
 
 static void test_deepspeed_zero3(void) {
   static const char *const unused[] = {
-    "steps_per_print", "optimizer", "scheduler", "gradient_clipping", "prescale_gradients",
+    "steps_per_print", "scheduler", "gradient_clipping", "prescale_gradients",
     "fp16", "zero_optimization", "aio", "activation_checkpointing", "tensorboard",
     "comms_logger"
   };
@@ -205,13 +207,22 @@ static void test_deepspeed_zero3(void) {
   T_EQ_INT(cfg->flops_profiler.detailed, 1);
   T_CHECK(cfg->flops_profiler.output_file == NULL);
   T_CHECK(cfg->device == NULL);
+  /* "AdamW" is one of DeepSpeed's own names: lower-cased */
+  T_EQ_STR(cfg->optimizer.type, "adamw");
+  T_EQ_INT(cfg->optimizer.set,
+           PROF_OPTIM_LR | PROF_OPTIM_BETAS | PROF_OPTIM_EPS | PROF_OPTIM_WEIGHT_DECAY);
+  T_NEAR(cfg->optimizer.lr, 3e-4, 0.0);
+  T_NEAR(cfg->optimizer.betas[0], 0.9, 0.0);
+  T_NEAR(cfg->optimizer.betas[1], 0.95, 0.0);
+  T_NEAR(cfg->optimizer.eps, 1e-8, 0.0);
+  T_NEAR(cfg->optimizer.weight_decay, 0.1, 0.0);
   expect_keys(cfg->unused_keys, cfg->n_unused_keys, unused, N(unused));
   done(S, cfg);
 }
 
 static void test_deepspeed_bf16(void) {
   static const char *const unused[] = {
-    "optimizer", "scheduler", "bf16", "data_types", "zero_optimization",
+    "scheduler", "bf16", "data_types", "zero_optimization",
     "communication_data_type", "gradient_clipping", "zero_allow_untested_optimizer",
     "checkpoint", "dataloader_drop_last", "wandb", "csv_monitor", "elasticity", "compile"
   };
@@ -223,8 +234,208 @@ static void test_deepspeed_bf16(void) {
   T_EQ_INT(cfg->gradient_accumulation_steps, 1);
   T_EQ_INT(cfg->train_batch_size, 0);
   T_EQ_INT(cfg->flops_profiler.enabled, 0);
+  T_EQ_STR(cfg->optimizer.type, "adam");
+  T_EQ_INT(cfg->optimizer.set, PROF_OPTIM_LR | PROF_OPTIM_WEIGHT_DECAY | PROF_OPTIM_TORCH_ADAM |
+                               PROF_OPTIM_ADAM_W_MODE);
+  T_NEAR(cfg->optimizer.lr, 1e-4, 0.0);
+  T_NEAR(cfg->optimizer.weight_decay, 0.01, 0.0);
+  T_EQ_INT(cfg->optimizer.torch_adam, 1);
+  T_EQ_INT(cfg->optimizer.adam_w_mode, 1);
   expect_keys(cfg->unused_keys, cfg->n_unused_keys, unused, N(unused));
   done(S, cfg);
+}
+
+/* {====================== the optimizer section ======================} */
+
+static void test_optimizer_fixture(void) {
+  prof_State *S;
+  prof_Config *cfg;
+  T_EQ_INT(load(FIX "optimizer_adam.json", NULL, 0, &cfg, &S), PROF_OK);
+  if (cfg == NULL) return;
+  T_EQ_STR(cfg->optimizer.type, "adam");
+  T_EQ_INT(cfg->optimizer.set,
+           PROF_OPTIM_LR | PROF_OPTIM_BETAS | PROF_OPTIM_EPS | PROF_OPTIM_WEIGHT_DECAY);
+  T_NEAR(cfg->optimizer.lr, 0.01, 0.0);
+  T_NEAR(cfg->optimizer.betas[0], 0.8, 0.0);
+  T_NEAR(cfg->optimizer.betas[1], 0.99, 0.0);
+  T_NEAR(cfg->optimizer.eps, 1e-6, 0.0);
+  T_NEAR(cfg->optimizer.weight_decay, 0.1, 0.0);
+  /* params not given stay 0 (the engine knows the defaults, which depend on torch_adam) */
+  T_EQ_INT(cfg->optimizer.adam_w_mode, 0);
+  T_EQ_INT(cfg->optimizer.torch_adam, 0);
+  T_EQ_INT(cfg->n_unused_keys, 0);   /* interpreted: not listed as unused */
+  done(S, cfg);
+}
+
+/* Loads the defaults with overrides; returns the config (NULL on failure, S still to close). */
+static prof_Config *with(prof_State **S, const char *const *ov, int32_t n) {
+  prof_Config *cfg = NULL;
+  T_EQ_INT(load(NULL, ov, n, &cfg, S), PROF_OK);
+  if (cfg == NULL) T_FAIL_("%s", prof_errmsg(*S));
+  return cfg;
+}
+
+static void test_optimizer_types(void) {
+  /* DeepSpeed lower-cases its own optimizers' names; torch.optim's are looked up as written */
+  static const char *const cases[][2] = {
+    { "optimizer.type=Adam", "adam" }, { "optimizer.type=adam", "adam" },
+    { "optimizer.type=ADAM", "adam" }, { "optimizer.type=AdamW", "adamw" },
+    { "optimizer.type=adamW", "adamw" }, { "optimizer.type=SGD", "SGD" },
+  };
+  prof_State *S;
+  prof_Config *cfg;
+  for (int32_t i = 0; i < N(cases); i++) {
+    const char *ov[2] = { cases[i][0], "optimizer.params.lr=0.5" };
+    if ((cfg = with(&S, ov, 2)) != NULL) {
+      T_EQ_STR(cfg->optimizer.type, cases[i][1]);
+      T_EQ_INT(cfg->optimizer.set, PROF_OPTIM_LR);
+      T_NEAR(cfg->optimizer.lr, 0.5, 0.0);
+    }
+    done(S, cfg);
+  }
+  {
+    /* No type: DeepSpeed builds nothing and never reads params, so neither does profrun. */
+    const char *ov[] = { "optimizer={\"params\": {\"momentum\": \"x\"}, \"type\": null}" };
+    if ((cfg = with(&S, ov, N(ov))) != NULL) {
+      static const char *const unused[] = { "optimizer" };
+      T_CHECK(cfg->optimizer.type == NULL);
+      T_EQ_INT(cfg->optimizer.set, 0);
+      expect_keys(cfg->unused_keys, cfg->n_unused_keys, unused, N(unused));
+    }
+    done(S, cfg);
+  }
+  {
+    /* null drops the section (e.g. a file's) */
+    const char *ov[] = { "optimizer.type=SGD", "optimizer=null" };
+    if ((cfg = with(&S, ov, N(ov))) != NULL) T_CHECK(cfg->optimizer.type == NULL);
+    done(S, cfg);
+  }
+  {
+    const char *ov[] = {
+      "optimizer={\"type\": \"SGD\", \"legacy_fusion\": false, \"params\": {\"lr\": 0.1, "
+      "\"momentum\": 0.9, \"dampening\": -0.5, \"weight_decay\": 0, \"maximize\": true}}"
+    };
+    if ((cfg = with(&S, ov, N(ov))) != NULL) {
+      T_EQ_STR(cfg->optimizer.type, "SGD");
+      T_EQ_INT(cfg->optimizer.set, PROF_OPTIM_LR | PROF_OPTIM_MOMENTUM | PROF_OPTIM_DAMPENING |
+                                   PROF_OPTIM_WEIGHT_DECAY | PROF_OPTIM_MAXIMIZE);
+      T_NEAR(cfg->optimizer.momentum, 0.9, 0.0);
+      T_NEAR(cfg->optimizer.dampening, -0.5, 0.0);  /* torch does not check dampening */
+      T_EQ_INT(cfg->optimizer.maximize, 1);
+    }
+    done(S, cfg);
+  }
+  {
+    /* torch's Adam takes amsgrad and maximize; FusedAdam takes bias_correction true */
+    const char *ov[] = {
+      "optimizer={\"type\": \"Adam\", \"params\": {\"torch_adam\": true, \"amsgrad\": true, "
+      "\"maximize\": true, \"adam_w_mode\": false}}",
+    };
+    const char *fused[] = {
+      "optimizer={\"type\": \"adamw\", \"params\": {\"bias_correction\": true, "
+      "\"amsgrad\": false}}",
+    };
+    if ((cfg = with(&S, ov, N(ov))) != NULL) {
+      T_EQ_INT(cfg->optimizer.set, PROF_OPTIM_TORCH_ADAM | PROF_OPTIM_AMSGRAD |
+                                   PROF_OPTIM_MAXIMIZE | PROF_OPTIM_ADAM_W_MODE);
+      T_EQ_INT(cfg->optimizer.amsgrad, 1);
+      T_EQ_INT(cfg->optimizer.adam_w_mode, 0);
+    }
+    done(S, cfg);
+    if ((cfg = with(&S, fused, N(fused))) != NULL) {
+      T_EQ_INT(cfg->optimizer.set, PROF_OPTIM_BIAS_CORRECTION | PROF_OPTIM_AMSGRAD);
+      T_EQ_INT(cfg->optimizer.bias_correction, 1);
+    }
+    done(S, cfg);
+  }
+}
+
+/* Each check with the key path it names; Adam's cases ride on a file-free Adam section. */
+static void test_optimizer_errors(void) {
+  static const char *const cases[][2] = {
+    { "optimizer=[]", "optimizer: expected an object, got an array" },
+    { "optimizer.typ=Adam", "unknown key \"optimizer.typ\" (did you mean \"type\"?)" },
+    { "optimizer.type=sgd", "optimizer.type: expected \"Adam\", \"AdamW\" (in any case) or "
+      "\"SGD\", got string \"sgd\" (did you mean \"SGD\"?)" },
+    { "optimizer.type=Adamw_", "optimizer.type: expected \"Adam\", \"AdamW\" (in any case) or "
+      "\"SGD\", got string \"Adamw_\" (did you mean \"AdamW\"?)" },
+    { "optimizer.type=OneBitAdam", "optimizer.type: expected \"Adam\", \"AdamW\" (in any case) "
+      "or \"SGD\", got string \"OneBitAdam\" (DeepSpeed's onebitadam is not built by profrun)" },
+    { "optimizer.type=RMSprop", "optimizer.type: expected \"Adam\", \"AdamW\" (in any case) or "
+      "\"SGD\", got string \"RMSprop\"" },
+    { "optimizer.type=1", "optimizer.type: expected \"Adam\", \"AdamW\" (in any case) or "
+      "\"SGD\", got number 1" },
+    { "optimizer.legacy_fusion=1", "optimizer.legacy_fusion: expected true or false, got number 1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": 0.1}",
+      "optimizer.params: expected an object, got number 0.1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"lr\": \"auto\"}}",
+      "optimizer.params.lr: expected a number, got string \"auto\"" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"lr\": -1}}",
+      "optimizer.params.lr: expected a number >= 0, got number -1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"eps\": null}}",
+      "optimizer.params.eps: expected a number, got null" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"betas\": 0.9}}",
+      "optimizer.params.betas: expected an array of 2 numbers, got number 0.9" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"betas\": [0.9, 0.99, 0.5]}}",
+      "optimizer.params.betas: expected 2 numbers, got an array of 3" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"betas\": [0.9, 1]}}",
+      "optimizer.params.betas[1]: expected a number in [0, 1), got number 1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"betas\": [\"a\", 0.5]}}",
+      "optimizer.params.betas[0]: expected a number in [0, 1), got string \"a\"" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"weight_decay\": -0.1}}",
+      "optimizer.params.weight_decay: expected a number >= 0, got number -0.1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"adam_w_mode\": 1}}",
+      "optimizer.params.adam_w_mode: expected true or false, got number 1" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"weight_decy\": 1}}",
+      "unknown key \"optimizer.params.weight_decy\" for optimizer type \"Adam\" "
+      "(did you mean \"weight_decay\"?)" },
+    { "optimizer={\"type\": \"ADAMW\", \"params\": {\"momentum\": 0.9}}",
+      "unknown key \"optimizer.params.momentum\" for optimizer type \"ADAMW\"" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"lr\": 1, \"lr\": 2}}",
+      "duplicate key \"optimizer.params.lr\"" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"max_grad_norm\": 1.0}}",
+      "optimizer.params.max_grad_norm: not an optimizer parameter in DeepSpeed: use the "
+      "top-level \"gradient_clipping\"" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"amsgrad\": true}}",
+      "optimizer.params.amsgrad: DeepSpeed's FusedAdam does not support AMSGrad (torch's Adam "
+      "does: set \"torch_adam\": true)" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"maximize\": false}}",
+      "optimizer.params.maximize: DeepSpeed's FusedAdam has no maximize (torch's Adam has: set "
+      "\"torch_adam\": true)" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"bias_correction\": false}}",
+      "optimizer.params.bias_correction: false is not supported: profrun's Adam always "
+      "corrects the bias" },
+    { "optimizer={\"type\": \"Adam\", \"params\": {\"torch_adam\": true, "
+      "\"bias_correction\": true}}",
+      "optimizer.params.bias_correction: torch's Adam has no bias_correction (DeepSpeed's "
+      "FusedAdam has: leave \"torch_adam\" false)" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"momentum\": 0.9}}",
+      "optimizer.params.lr: SGD needs a learning rate (profrun's SGD, like torch 1.13's, has no "
+      "default)" },
+    { "optimizer={\"type\": \"SGD\"}",
+      "optimizer.params.lr: SGD needs a learning rate (profrun's SGD, like torch 1.13's, has no "
+      "default)" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"nesterov\": true}}",
+      "optimizer.params.nesterov: Nesterov momentum requires a momentum and zero dampening" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"momentum\": 0.9, "
+      "\"dampening\": 0.1, \"nesterov\": true}}",
+      "optimizer.params.nesterov: Nesterov momentum requires a momentum and zero dampening" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"momentum\": -1}}",
+      "optimizer.params.momentum: expected a number >= 0, got number -1" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"adam_w_mode\": true}}",
+      "unknown key \"optimizer.params.adam_w_mode\" for optimizer type \"SGD\"" },
+    { "optimizer={\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"betas\": [0.9, 0.9]}}",
+      "unknown key \"optimizer.params.betas\" for optimizer type \"SGD\"" },
+  };
+  for (int32_t i = 0; i < N(cases); i++) expect_set_error(cases[i][0], cases[i][1]);
+  {
+    /* over a file's section: the override that made the combination is the one named */
+    const char *ov[] = { "optimizer.params.amsgrad=true" };
+    expect_error(FIX "optimizer_adam.json", ov, N(ov), PROF_ERRCONFIG,
+                 "--set optimizer.params.amsgrad=true: optimizer.params.amsgrad: DeepSpeed's "
+                 "FusedAdam does not support AMSGrad (torch's Adam does: set \"torch_adam\": "
+                 "true)");
+  }
 }
 
 static void test_nulls(void) {
@@ -549,6 +760,17 @@ static void test_key_tables(void) {
   T_EQ_INT(profC_classify(PROFC_FLOPS, "zero_optimization"), PROFC_UNKNOWN);
   T_EQ_INT(profC_classify(PROFC_FLOPS, "recompute_fwd_factor"), PROFC_KNOWN);
   T_EQ_INT(profC_classify(PROFC_TOP, "profile_step"), PROFC_UNKNOWN);
+  /* the optimizer section is read now, so it is profrun's, not an ignored DeepSpeed key */
+  T_EQ_INT(profC_classify(PROFC_TOP, "optimizer"), PROFC_KNOWN);
+  T_EQ_INT(profC_classify(PROFC_TOP, "scheduler"), PROFC_DEEPSPEED);
+  T_EQ_INT(profC_classify(PROFC_OPTIMIZER, "legacy_fusion"), PROFC_KNOWN);
+  T_EQ_INT(profC_classify(PROFC_ADAM_PARAMS, "adam_w_mode"), PROFC_KNOWN);
+  T_EQ_INT(profC_classify(PROFC_ADAM_PARAMS, "momentum"), PROFC_UNKNOWN);
+  T_EQ_INT(profC_classify(PROFC_SGD_PARAMS, "nesterov"), PROFC_KNOWN);
+  T_EQ_INT(profC_classify(PROFC_SGD_PARAMS, "torch_adam"), PROFC_UNKNOWN);
+  T_EQ_STR(profC_closest(PROFC_SGD_PARAMS, "momentun"), "momentum");
+  T_EQ_STR(profC_closest(PROFC_ADAM_PARAMS, "adamw_mode"), "adam_w_mode");
+  T_EQ_STR(profC_closest(PROFC_OPTIMIZER_TYPES, "adamw"), "AdamW");
 }
 
 /* {====================== out of memory ======================} */
@@ -615,13 +837,23 @@ static void test_oom(void) {
     "optimizer.params.lr=0.1", "flops_profiler.rules=[\"a.lua\", \"b.lua\"]"
   };
   static const char *const late[] = { "report.script=3" };
+  static const char *const sgd[] = {
+    "optimizer.type=SGD", "optimizer.params={\"lr\": 0.1, \"momentum\": 0.9}"
+  };
+  static const char *const bad[] = { "optimizer.params.betas=[0.9]" };
   char name[64];
   long steps;
   oom_sweep(FIX "full.json", ov, N(ov), PROF_OK, NULL, &steps);
   /* cfg + file buffer + 6 strings + 2 arrays of 2 + 1 array of 1 + (2 + 1) + 3 forced + list */
   T_CHECK(steps > 15);
   oom_sweep(FIX "ds_zero3_fp16.json", NULL, 0, PROF_OK, NULL, &steps);
-  T_CHECK(steps > 12);  /* cfg, buffer, 11 unused keys and their list */
+  T_CHECK(steps > 12);  /* cfg, buffer, the optimizer type, 10 unused keys and their list */
+  oom_sweep(FIX "optimizer_adam.json", sgd, N(sgd), PROF_OK, NULL, &steps);
+  T_CHECK(steps > 4);   /* cfg, buffer, override key copies, the type, forced keys and list */
+  oom_sweep(FIX "optimizer_adam.json", bad, N(bad), PROF_ERRCONFIG,
+            "--set optimizer.params.betas=[0.9]: optimizer.params.betas: expected 2 numbers, "
+            "got an array of 1", &steps);
+  T_CHECK(steps > 3);
   oom_sweep(NULL, ov, N(ov), PROF_OK, NULL, &steps);
   T_CHECK(steps > 8);
   oom_sweep(FIX "full.json", late, 1, PROF_ERRCONFIG,
@@ -642,6 +874,9 @@ int main(void) {
   T_RUN(test_flops_json);
   T_RUN(test_deepspeed_zero3);
   T_RUN(test_deepspeed_bf16);
+  T_RUN(test_optimizer_fixture);
+  T_RUN(test_optimizer_types);
+  T_RUN(test_optimizer_errors);
   T_RUN(test_nulls);
   T_RUN(test_large_file);
   T_RUN(test_missing_file);

@@ -43,7 +43,8 @@ for nsp = 1, 3 do
 
   -- nn.AvgPoolNd(kernel_size, stride=kernel_size, padding=0, ceil_mode=false,
   -- count_include_pad=true[, divisor_override=nil for 2d and 3d]). AvgPool1d stores tuples,
-  -- AvgPool2d/3d the values as given: their reprs differ in PyTorch too.
+  -- AvgPool2d/3d the values as given: their reprs differ in PyTorch too. divisor_override is
+  -- left out of the repr, as torch 1.13's _AvgPoolNd.extra_repr leaves it out.
   local AvgPool = Module:extend("AvgPool" .. nsp .. "d")
   local avg_op = "avg_pool" .. nsp .. "d"
   local avg_spec = {
@@ -53,7 +54,6 @@ for nsp = 1, 3 do
   if nsp > 1 then avg_spec[#avg_spec + 1] = { "divisor_override" } end
   function AvgPool:init(...)
     local a = args.parse(self.__name, avg_spec, ...)
-    if a.divisor_override ~= nil then unsupported(self.__name, "divisor_override") end
     local stride = a.stride == nil and a.kernel_size or a.stride
     if nsp == 1 then
       self.kernel_size, self.stride = args.ntuple(a.kernel_size, 1), args.ntuple(stride, 1)
@@ -62,11 +62,12 @@ for nsp = 1, 3 do
       self.kernel_size, self.stride, self.padding = a.kernel_size, stride, a.padding
     end
     self.ceil_mode, self.count_include_pad = a.ceil_mode, a.count_include_pad
+    if nsp > 1 then self.divisor_override = a.divisor_override end
   end
   function AvgPool:forward(x)
     return F[avg_op](x, self.kernel_size, {
       stride = self.stride, padding = self.padding, ceil_mode = self.ceil_mode,
-      count_include_pad = self.count_include_pad,
+      count_include_pad = self.count_include_pad, divisor_override = self.divisor_override,
     })
   end
   function AvgPool:extra_repr()

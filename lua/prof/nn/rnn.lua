@@ -130,11 +130,6 @@ local function rnn_forward(self, x, hx)
   if x:dim() ~= 2 and x:dim() ~= 3 then
     error(string.format("%s: expected input of 2 or 3 dimensions, got %s", who, shape_of(x)), 3)
   end
-  if self.dropout > 0 and self.training and self.num_layers > 1 and x.device == "cpu" then
-    -- the fused recurrent kernel has no dropout between layers: refuse rather than differ
-    error(string.format("%s: dropout=%s between layers is not computed on the cpu; use "
-      .. "dropout=0 or eval()", who, fmt(self.dropout)), 3)
-  end
   local h0, c0
   if lstm and hx ~= nil then h0, c0 = hx[1], hx[2] else h0 = hx end
   local batched = x:dim() == 3
@@ -161,6 +156,9 @@ local function rnn_forward(self, x, hx)
     input_size = self.input_size, hidden_size = self.hidden_size, num_layers = self.num_layers,
     bias = self.bias, batch_first = self.batch_first, bidirectional = self.bidirectional,
     nonlinearity = self.nonlinearity,
+    -- PyTorch's train flag: between layers only while training (meta draws nothing); left
+    -- out when it does nothing
+    dropout = self.training and self.dropout > 0 and self.dropout or nil,
   }, h0, c0, flat_weights(self, dirs))
   if not batched then
     out = out:squeeze(batch_dim)

@@ -7,6 +7,7 @@ local module = require "prof.nn.module"
 local args = require "prof.nn.args"
 local F = require "prof.nn.functional"
 local T = require "prof.tensor"
+local initializers = require "prof.nn.initializers"
 local partition = require "prof.nn.parallel.partition"
 
 local Module = module.Module
@@ -20,8 +21,37 @@ local function gather_last_dim(x, size)
   return T.cat(parts, -1)
 end
 
--- Megatron's keywords after the leading ones: init_method, stride and keep_master_weight_for_test
--- only choose initial values (weights here are uninitialised); mp_size/mp_rank override the config.
+-- megatron/model/utils.py: in-place initialisers N(0, sigma²), and N(0, (sigma/√(2·num_layers))²)
+-- for the layers whose outputs add into the residual stream (so that its variance stays put).
+local function init_method_normal(sigma)
+  return function(t) return initializers.normal_(t, 0.0, sigma) end
+end
+
+local function scaled_init_method_normal(sigma, num_layers)
+  return init_method_normal(sigma / math.sqrt(2.0 * num_layers))
+end
+
+-- A layer's init_method: a function filling a tensor in place, xavier_normal_ when not given as in
+-- Megatron's mpu layers (its models pass init_method_normal instead: see transformer.lua).
+local function init_method_of(who, f)
+  if f == nil then return initializers.xavier_normal_ end
+  if type(f) ~= "function" then
+    error(string.format("%s: init_method must be a function of a tensor, got %s", who, type(f)), 4)
+  end
+  return f
+end
+
+-- Megatron's _initialize_affine_weight_gpu: init_method on this rank's partition only (each rank
+-- draws its own), and "always initialize bias to zero". Only cpu float32 tensors get values: on
+-- meta nothing is written and the generator is not drawn from.
+local function reset_parameters(self)
+  if initializers.has_values(self.weight) then self.init_method(self.weight) end
+  if initializers.has_values(self.bias) then initializers.zeros_(self.bias) end
+end
+
+-- Megatron's keywords after the leading ones: stride and keep_master_weight_for_test only serve
+-- Megatron's master-weight (cpu) initialisation and are kept, not used; mp_size/mp_rank override
+-- the config.
 local TAIL = {
   { "init_method" }, { "stride", 1 }, { "keep_master_weight_for_test", false }, { "skip_bias_add", false },
   { "mp_size" }, { "mp_rank" }, { "device" }, { "dtype" },
@@ -54,7 +84,11 @@ function ColumnParallelLinear:init(...)
   if a.bias then
     self:register_parameter("bias", partition.mark(T.empty({ self.output_size_per_partition }, fk), 0, size))
   end
+  self.init_method = init_method_of(who, a.init_method)
+  self:reset_parameters()
 end
+
+ColumnParallelLinear.reset_parameters = reset_parameters
 
 function ColumnParallelLinear:forward(x)
   -- copy_to_tensor_model_parallel_region is the identity in the forward pass
@@ -84,7 +118,11 @@ function RowParallelLinear:init(...)
   self:register_parameter("weight",
     partition.mark(T.empty({ a.output_size, self.input_size_per_partition }, fk), 1, size))
   if a.bias then self:register_parameter("bias", T.empty({ a.output_size }, fk)) end
+  self.init_method = init_method_of(who, a.init_method)
+  self:reset_parameters()
 end
+
+RowParallelLinear.reset_parameters = reset_parameters
 
 function RowParallelLinear:forward(x)
   if not self.input_is_parallel then
@@ -116,7 +154,11 @@ function VocabParallelEmbedding:init(...)
   self.num_embeddings_per_partition = per
   self.vocab_start_index, self.vocab_end_index = rank * per, (rank + 1) * per
   self:register_parameter("weight", partition.mark(T.empty({ per, a.embedding_dim }, args.factory(a)), 0, size))
+  self.init_method = init_method_of(who, a.init_method)
+  self:reset_parameters()
 end
+
+VocabParallelEmbedding.reset_parameters = reset_parameters
 
 -- Megatron shifts the ids into this rank's range, zeroes the rows of ids outside it and all-reduces:
 -- index arithmetic and communication, no flops under either convention, so only the lookup runs.
@@ -128,4 +170,6 @@ return {
   ColumnParallelLinear = ColumnParallelLinear,
   RowParallelLinear = RowParallelLinear,
   VocabParallelEmbedding = VocabParallelEmbedding,
+  init_method_normal = init_method_normal,
+  scaled_init_method_normal = scaled_init_method_normal,
 }

@@ -20,7 +20,7 @@ M.DEFAULTS = {
   apply_query_key_layer_scaling = false, attention_softmax_in_fp32 = false, fp16 = false,
   scaled_upper_triang_masked_softmax_fusion = false, scaled_masked_softmax_fusion = false,
   bias_gelu_fusion = true, apply_residual_connection_post_layernorm = false,
-  fp32_residual_connection = false,
+  fp32_residual_connection = false, init_method_std = 0.02,
 }
 
 -- c with Megatron's defaults behind it.
@@ -30,6 +30,15 @@ end
 
 local function group_opts(c)
   return { mp_size = c.mp_size, mp_rank = c.mp_rank }
+end
+
+-- megatron/model/language_model.py: init_method_normal(init_method_std) for the layers reading the
+-- residual stream, scaled_init_method_normal(init_method_std, num_layers) for the two writing to
+-- it (attention's dense, the MLP's dense_4h_to_h); c.init_method / c.output_layer_init_method, as
+-- Megatron's constructors take them, override either.
+local function init_methods(c)
+  return c.init_method or layers.init_method_normal(c.init_method_std),
+    c.output_layer_init_method or layers.scaled_init_method_normal(c.init_method_std, c.num_layers)
 end
 
 local function layer_norm(c)
@@ -53,11 +62,14 @@ function ParallelMLP:init(c)
   c = M.with_defaults(c)
   local g = group_opts(c)
   local ffn = c.ffn_hidden_size or 4 * c.hidden_size
+  local init, out_init = init_methods(c)
   self.dense_h_to_4h = layers.ColumnParallelLinear(c.hidden_size, ffn,
-    { gather_output = false, skip_bias_add = true, mp_size = g.mp_size, mp_rank = g.mp_rank })
+    { gather_output = false, skip_bias_add = true, init_method = init, mp_size = g.mp_size,
+      mp_rank = g.mp_rank })
   self.bias_gelu_fusion = c.bias_gelu_fusion
   self.dense_4h_to_h = layers.RowParallelLinear(ffn, c.hidden_size,
-    { input_is_parallel = true, skip_bias_add = true, mp_size = g.mp_size, mp_rank = g.mp_rank })
+    { input_is_parallel = true, skip_bias_add = true, init_method = out_init, mp_size = g.mp_size,
+      mp_rank = g.mp_rank })
 end
 
 function ParallelMLP:forward(hidden_states)
@@ -90,8 +102,9 @@ function ParallelSelfAttention:init(c, layer_number)
   self.hidden_size_per_attention_head = c.hidden_size // c.num_attention_heads
   self.num_attention_heads_per_partition = partition.divide(who, "num_attention_heads",
     c.num_attention_heads, size, 3)
+  local init, out_init = init_methods(c)
   self.query_key_value = layers.ColumnParallelLinear(c.hidden_size, 3 * c.hidden_size,
-    { gather_output = false, mp_size = g.mp_size, mp_rank = g.mp_rank })
+    { gather_output = false, init_method = init, mp_size = g.mp_size, mp_rank = g.mp_rank })
   local coeff
   self.norm_factor = math.sqrt(self.hidden_size_per_attention_head)
   if c.apply_query_key_layer_scaling then
@@ -102,7 +115,8 @@ function ParallelSelfAttention:init(c, layer_number)
     c.scaled_masked_softmax_fusion, fused.attention_mask_func, self.attention_softmax_in_fp32, coeff)
   self.attention_dropout = nn.Dropout(c.attention_dropout)
   self.dense = layers.RowParallelLinear(c.hidden_size, c.hidden_size,
-    { input_is_parallel = true, skip_bias_add = true, mp_size = g.mp_size, mp_rank = g.mp_rank })
+    { input_is_parallel = true, skip_bias_add = true, init_method = out_init, mp_size = g.mp_size,
+      mp_rank = g.mp_rank })
 end
 
 -- hidden_states [sq, b, h] -> output [sq, b, h], bias [h]
