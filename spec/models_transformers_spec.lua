@@ -4,7 +4,6 @@
 -- the published ones (Hugging Face model cards / num_parameters(), the papers), each re-derived
 -- by hand below from the config; MACs are hand derivations from the shapes.
 local prof = require "prof"
-local core = require "prof.core"
 local T = require "prof.tensor"
 local report = require "prof.report"
 local bert = require "prof.models.bert"
@@ -166,17 +165,13 @@ describe("transformer models", function()
     --   MAC) = 349,208,518,656 + 9,663,676,416; the rest (LayerNorm, GELU, softmax, mask, scale,
     --   residual adds, bias adds) is ~0.03 % of 2N, and 2N counts wpe, which does no matmul, so
     --   the tolerance is 0.1 % of 2N. Without attention the ratio to 2N is 1.028.
-    it("175B profiles at seq 2048 on meta, quickly, with the derived MACs and ~2N flops per token", function()
-      local t0 = core.now_ns()
+    -- (how fast is make bench's business: it times a whole profrun run of this model)
+    it("175B profiles at seq 2048 on meta with the derived MACs and ~2N flops per token", function()
       local model = gpt3.build({ name = "175B" })
       local flops, macs, params = prof.get_model_profile({
         model = model, args = gpt3.input({ name = "175B" }), print_profile = false,
         as_string = false,
       })
-      local seconds = (core.now_ns() - t0) / 1e9
-      print(string.format("\n  GPT-3 175B build + get_model_profile (warm-up + profiled forward) on meta: %.3f s",
-                          seconds))
-      assert.is_true(seconds < 1.5, tostring(seconds))
       local n, t, h, l = PARAMS["175B"], 2048, 12288, 96
       assert.equal(n, params)
       assert.equal(367402130866176, macs)

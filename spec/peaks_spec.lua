@@ -44,7 +44,7 @@ describe("prof.peaks", function()
   before_each(function() dir = tmpdir() end)
   after_each(function() cleanup(dir) end)
 
-  it("measures plausible peaks in well under 2 s, then reads them from the cache", function()
+  it("measures plausible peaks, then reads them from the cache", function()
     local n0 = peaks.measurements
     local t0 = core.now_ns()
     local p, warning = prof.peaks({ cache_dir = dir })
@@ -56,17 +56,14 @@ describe("prof.peaks", function()
     -- that runs this does 1 PFLOP/s or 10 TB/s on its cpu.
     assert.is_true(p.flops > 1e9 and p.flops < 1e15, "flops " .. p.flops)
     assert.is_true(p.bytes_per_s > 1e9 and p.bytes_per_s < 1e13, "bytes_per_s " .. p.bytes_per_s)
-    assert.is_true(measure_s < 2, "measuring took " .. measure_s .. " s")
     assert.matches("^.+ %(" .. core.blas_threads() .. " threads%)$", p.machine)
     assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$", p.measured_at)
     print(string.format("\n  peaks: %.1f GFLOP/s, %.1f GB/s on %s (%.2f s)", p.flops / 1e9,
       p.bytes_per_s / 1e9, p.machine, measure_s))
 
-    t0 = core.now_ns()
+    -- speed is make bench's business; here: the second call measures nothing
     local q = prof.peaks({ cache_dir = dir })
-    local read_s = (core.now_ns() - t0) / 1e9
     assert.are.equal(n0 + 1, peaks.measurements)          -- nothing was measured again
-    assert.is_true(read_s < 0.05, "reading the cache took " .. read_s .. " s")
     assert.is_true(q.cached)
     assert.are.equal(p.flops, q.flops)                     -- %.17g round-trips the double
     assert.are.equal(p.bytes_per_s, q.bytes_per_s)
