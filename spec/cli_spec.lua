@@ -1,15 +1,12 @@
 -- cli_spec.lua — build/bin/profrun end to end: usage, exit codes, config errors, precedence.
 -- The contract is DESIGN.md "Contracts" (CLI, Config) and README.md "Command line".
+local env = require "spec.support.env"
 local run = require "spec.support.run"
 local json = require "dkjson"
 
 local FIX = run.FIXTURES
 local ROOT = run.ROOT
 local DEFAULT = FIX .. "/deepspeed_meta.json"
-
-local function has(s, needle)
-  return s ~= nil and s:find(needle, 1, true) ~= nil
-end
 
 -- A failing run must leave nothing in dir: neither the output file nor a temporary beside it.
 local function assert_nothing_written(dir)
@@ -40,10 +37,10 @@ describe("profrun", function()
       local r = run.profrun({ "--help" })
       assert.equal(0, r.code)
       -- the synopsis is DESIGN.md's CLI contract, word for word
-      assert.truthy(has(r.stdout, "usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] "
+      assert.truthy(env.has(r.stdout, "usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] "
         .. "[--verbose] CONFIG.json SCRIPT.lua [ARGS...]"))
-      assert.truthy(has(r.stdout, "--set"))
-      assert.truthy(has(r.stdout, "--device"))
+      assert.truthy(env.has(r.stdout, "--set"))
+      assert.truthy(env.has(r.stdout, "--device"))
       assert.equal("", r.stderr)
     end)
 
@@ -60,20 +57,20 @@ describe("profrun", function()
       local r = run.profrun({})
       assert.equal(2, r.code)
       assert.equal("", r.stdout)
-      assert.truthy(has(r.stderr, "CONFIG.json"))
-      assert.truthy(has(r.stderr, "--help"))
+      assert.truthy(env.has(r.stderr, "CONFIG.json"))
+      assert.truthy(env.has(r.stderr, "--help"))
     end)
 
     it("with only a config exits 2", function()
       local r = run.profrun({ DEFAULT })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "SCRIPT.lua"))
+      assert.truthy(env.has(r.stderr, "SCRIPT.lua"))
     end)
 
     it("an unknown option exits 2 naming it", function()
       local r = with_output({ "--frobnicate", DEFAULT, FIX .. "/noop.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "--frobnicate"))
+      assert.truthy(env.has(r.stderr, "--frobnicate"))
       assert_nothing_written(tmp)
     end)
 
@@ -83,7 +80,7 @@ describe("profrun", function()
       assert.equal(0, r.code)
       r = run.profrun({ "--set" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "--set"))
+      assert.truthy(env.has(r.stderr, "--set"))
     end)
   end)
 
@@ -92,7 +89,7 @@ describe("profrun", function()
       local missing = tmp .. "/no_such_config.json"
       local r = with_output({ missing, FIX .. "/noop.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, missing))
+      assert.truthy(env.has(r.stderr, missing))
       assert.equal("", r.stdout)
       assert.same({}, run.list(tmp))
     end)
@@ -104,25 +101,25 @@ describe("profrun", function()
       local path = FIX .. "/malformed.json"
       local r = with_output({ path, FIX .. "/lenet5_top1.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, path .. ":5:17:"))
-      assert.truthy(has(r.stderr, "ture"))
+      assert.truthy(env.has(r.stderr, path .. ":5:17:"))
+      assert.truthy(env.has(r.stderr, "ture"))
       assert_nothing_written(tmp)
     end)
 
     it("an unknown key, naming its path and the closest known key", function()
       local r = with_output({ FIX .. "/unknown_key.json", FIX .. "/lenet5_top1.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "flops_profiler.top_module"))
-      assert.truthy(has(r.stderr, "top_modules"))
-      assert.truthy(has(r.stderr, "unknown_key.json"))
+      assert.truthy(env.has(r.stderr, "flops_profiler.top_module"))
+      assert.truthy(env.has(r.stderr, "top_modules"))
+      assert.truthy(env.has(r.stderr, "unknown_key.json"))
       assert_nothing_written(tmp)
     end)
 
     it("a value of the wrong type, naming the key path", function()
       local r = with_output({ FIX .. "/wrong_type.json", FIX .. "/lenet5_top1.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "flops_profiler.detailed"))
-      assert.truthy(has(r.stderr, "\"yes\""))
+      assert.truthy(env.has(r.stderr, "flops_profiler.detailed"))
+      assert.truthy(env.has(r.stderr, "\"yes\""))
       assert_nothing_written(tmp)
     end)
 
@@ -130,7 +127,7 @@ describe("profrun", function()
       local r = with_output({ "--set", "flops_profiler.top_modules=three", DEFAULT,
         FIX .. "/lenet5_top1.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "--set flops_profiler.top_modules=three"))
+      assert.truthy(env.has(r.stderr, "--set flops_profiler.top_modules=three"))
       assert_nothing_written(tmp)
     end)
 
@@ -138,15 +135,15 @@ describe("profrun", function()
       local r = with_output({ "--set", "flops_profiler.modul_depth=2", DEFAULT,
         FIX .. "/noop.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "flops_profiler.modul_depth"))
-      assert.truthy(has(r.stderr, "module_depth"))
+      assert.truthy(env.has(r.stderr, "flops_profiler.modul_depth"))
+      assert.truthy(env.has(r.stderr, "module_depth"))
       assert_nothing_written(tmp)
     end)
 
     it("--device with an unknown device", function()
       local r = with_output({ "--device", "tpu", DEFAULT, FIX .. "/noop.lua" })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, "tpu"))
+      assert.truthy(env.has(r.stderr, "tpu"))
       assert_nothing_written(tmp)
     end)
 
@@ -154,7 +151,7 @@ describe("profrun", function()
       local missing = tmp .. "/no_such_script.lua"
       local r = with_output({ DEFAULT, missing })
       assert.equal(2, r.code)
-      assert.truthy(has(r.stderr, missing))
+      assert.truthy(env.has(r.stderr, missing))
       assert.same({}, run.list(tmp))
     end)
   end)
@@ -163,25 +160,25 @@ describe("profrun", function()
     it("a Lua syntax error, naming the file and line", function()
       local r = with_output({ DEFAULT, FIX .. "/syntax_error.lua" })
       assert.equal(1, r.code)
-      assert.truthy(has(r.stderr, "syntax_error.lua:3:"))
+      assert.truthy(env.has(r.stderr, "syntax_error.lua:3:"))
       assert_nothing_written(tmp)
     end)
 
     it("a runtime error, with the message and a traceback on stderr", function()
       local r = with_output({ DEFAULT, FIX .. "/runtime_error.lua" })
       assert.equal(1, r.code)
-      assert.truthy(has(r.stderr, "runtime_error.lua:2: deliberate failure in inner"))
-      assert.truthy(has(r.stderr, "stack traceback:"))
+      assert.truthy(env.has(r.stderr, "runtime_error.lua:2: deliberate failure in inner"))
+      assert.truthy(env.has(r.stderr, "stack traceback:"))
       -- the frames of the script: inner (line 2), outer (line 3), the main chunk (line 4)
-      assert.truthy(has(r.stderr, "runtime_error.lua:3:"))
-      assert.truthy(has(r.stderr, "runtime_error.lua:4:"))
+      assert.truthy(env.has(r.stderr, "runtime_error.lua:3:"))
+      assert.truthy(env.has(r.stderr, "runtime_error.lua:4:"))
       assert_nothing_written(tmp)
     end)
 
     it("a runtime error after the profile was written leaves no output file", function()
       local r = with_output({ DEFAULT, FIX .. "/profile_then_fail.lua" })
       assert.equal(1, r.code)
-      assert.truthy(has(r.stderr, "failing after the profile was written"))
+      assert.truthy(env.has(r.stderr, "failing after the profile was written"))
       assert_nothing_written(tmp)
     end)
 
@@ -189,11 +186,11 @@ describe("profrun", function()
       -- LeNet5's first layer is Conv2d(1, 6, 5): weight [6, 1, 5, 5]; the input has 3 channels
       local r = with_output({ DEFAULT, FIX .. "/bad_shape.lua" })
       assert.equal(1, r.code)
-      assert.truthy(has(r.stderr, "'feature_extractor.0'"))
-      assert.truthy(has(r.stderr, "Conv2d"))
-      assert.truthy(has(r.stderr, "[2, 3, 32, 32]"))
-      assert.truthy(has(r.stderr, "[6, 1, 5, 5]"))
-      assert.truthy(has(r.stderr, "stack traceback:"))
+      assert.truthy(env.has(r.stderr, "'feature_extractor.0'"))
+      assert.truthy(env.has(r.stderr, "Conv2d"))
+      assert.truthy(env.has(r.stderr, "[2, 3, 32, 32]"))
+      assert.truthy(env.has(r.stderr, "[6, 1, 5, 5]"))
+      assert.truthy(env.has(r.stderr, "stack traceback:"))
       assert_nothing_written(tmp)
     end)
   end)
@@ -208,40 +205,40 @@ describe("profrun", function()
     it("the script's top_modules beats the config file's", function()
       local r = run.profrun({ CFG, SCRIPT })
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "\nTop 1 modules in terms of"))
-      assert.falsy(has(r.stdout, "Top 3 modules"))
+      assert.truthy(env.has(r.stdout, "\nTop 1 modules in terms of"))
+      assert.falsy(env.has(r.stdout, "Top 3 modules"))
     end)
 
     it("--set beats the script", function()
       local r = run.profrun({ "--set", "flops_profiler.top_modules=3", CFG, SCRIPT })
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "\nTop 3 modules in terms of"))
+      assert.truthy(env.has(r.stdout, "\nTop 3 modules in terms of"))
       -- depth 2 of LeNet5 has more than 3 classes, so three entries show; by params:
       -- Conv2d 156 + 2416 + 48120 = 50.69 K, Linear 10164 + 850 = 11.01 K, then Tanh 0 (first seen)
-      assert.truthy(has(r.stdout,
+      assert.truthy(env.has(r.stdout,
         "    params      - {'Conv2d': '50.69 K', 'Linear': '11.01 K', 'Tanh': '0'}\n"))
     end)
 
     it("a key the script leaves out comes from the config file", function()
       local r = run.profrun({ CFG, SCRIPT })
-      assert.falsy(has(r.stdout, DETAILED))              -- "detailed": false in the file
+      assert.falsy(env.has(r.stdout, DETAILED))              -- "detailed": false in the file
       r = run.profrun({ DEFAULT, SCRIPT })
-      assert.truthy(has(r.stdout, DETAILED))             -- the built-in default is true
+      assert.truthy(env.has(r.stdout, DETAILED))             -- the built-in default is true
       r = run.profrun({ "--set", "flops_profiler.detailed=true", CFG, SCRIPT })
-      assert.truthy(has(r.stdout, DETAILED))
+      assert.truthy(env.has(r.stdout, DETAILED))
     end)
 
     it("--device meta redirects a tensor the script puts on the cpu", function()
       local cpu = FIX .. "/cpu.json"
       local r = run.profrun({ cpu, FIX .. "/device.lua" })
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "tensor device: cpu\n"))
+      assert.truthy(env.has(r.stdout, "tensor device: cpu\n"))
       -- on the cpu the forward runs and is timed: a duration such as "2.3 us"
       assert.truthy(r.stdout:match("\nlatency: [%d.]+ [mun]?s\n"))
       r = run.profrun({ "--device", "meta", cpu, FIX .. "/device.lua" })
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "tensor device: meta\n"))
-      assert.truthy(has(r.stdout, "\nlatency: n/a\n"))   -- nothing runs on meta
+      assert.truthy(env.has(r.stdout, "tensor device: meta\n"))
+      assert.truthy(env.has(r.stdout, "\nlatency: n/a\n"))   -- nothing runs on meta
     end)
 
     it("--verbose lists the keys of a real ds_config that profrun does not use", function()
@@ -282,10 +279,10 @@ describe("profrun", function()
       -- relative to /: config and script are found from the cwd, the package from the binary
       local r = run.profrun({ DEFAULT:sub(2), (FIX .. "/lenet5_top1.lua"):sub(2) }, "/")
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "DeepSpeed Flops Profiler"))
+      assert.truthy(env.has(r.stdout, "DeepSpeed Flops Profiler"))
       r = run.profrun({ DEFAULT, FIX .. "/lenet5_top1.lua" }, tmp)
       assert.equal(0, r.code)
-      assert.truthy(has(r.stdout, "fwd MACs per GPU:"))
+      assert.truthy(env.has(r.stdout, "fwd MACs per GPU:"))
       assert.same({}, run.list(tmp))   -- and writes nothing into the cwd
     end)
 
@@ -322,7 +319,7 @@ describe("profrun", function()
       assert.equal(0, r.code)
       assert.equal("", r.stdout)
       local text = assert(run.read(path))
-      assert.truthy(has(text, "-------------------------- DeepSpeed Flops Profiler"))
+      assert.truthy(env.has(text, "-------------------------- DeepSpeed Flops Profiler"))
       assert.same({ "report.txt" }, run.list(tmp))
     end)
   end)

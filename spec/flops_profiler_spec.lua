@@ -1,7 +1,7 @@
 -- flops_profiler_spec.lua — FlopsProfiler and get_model_profile in-process, against DeepSpeed.
+local env = require "spec.support.env"
 local prof = require "prof"
 local core = require "prof.core"
-local config = require "prof.config"
 local nn = require "prof.nn"
 local T = require "prof.tensor"
 local models = require "prof.models"
@@ -12,11 +12,6 @@ local F = nn.functional
 
 -- The run's config as profrun would install it from `--set` overrides on the built-in defaults.
 -- config.set leaves the default device alone when the config names none: put meta back.
-local function use_config(sets)
-  config.set(assert(core.load_config(nil, sets or {})))
-  if config.value("device") == nil then core.set_default_device("meta") end
-end
-
 -- DeepSpeed's tests/unit/simple_model.py SimpleModel(hidden_dim): one Linear in a ModuleList and a
 -- cross-entropy loss on the labels (CrossEntropyLoss is functional here; DeepSpeed counts it 0).
 local SimpleModel = nn.Module:extend("SimpleModel")
@@ -43,13 +38,13 @@ local function profile(o)
 end
 
 describe("flops profiler", function()
-  teardown(function() use_config({}) end)
+  teardown(function() env.use_config({}) end)
 
   describe("DeepSpeed's SimpleModel(10), batch 1", function()
     -- Linear(10, 10) on [1, 10]: MACs = numel(input) * out_features = 10 * 10 = 100;
     -- params = 10 * 10 weights + 10 biases = 110.
     it("counts 200 flops, 110 params under deepspeed conventions (DeepSpeed's test)", function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       -- deepspeed: flops = 2 * MACs, the bias is not counted, cross_entropy is not patched (0)
       local x, y = T.empty({ 1, 10 }), T.zeros({ 1 }, { dtype = "int64" })
       local flops, macs, params = profile { model = SimpleModel(10), args = { x, y } }
@@ -59,7 +54,7 @@ describe("flops profiler", function()
     end)
 
     it("counts 210 flops under exact conventions: the 10 bias adds too", function()
-      use_config({ "flops_profiler.conventions=exact" })
+      env.use_config({ "flops_profiler.conventions=exact" })
       -- exact: 2 * 100 MACs + 1 row * 10 outputs (bias) = 210
       local flops, macs, params = profile { model = SimpleModel(10), input_shape = { 1, 10 } }
       assert.equal(210, flops)
@@ -72,7 +67,7 @@ describe("flops profiler", function()
     end)
 
     it("returns DeepSpeed's strings (number_to_string keeps a unitless space)", function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       -- number_to_string(200) = f"{round(200, 2):g} " = "200 "; macs_to_string appends "MACs";
       -- params_to_string strips: "110"
       local flops, macs, params = prof.get_model_profile {
@@ -87,7 +82,7 @@ describe("flops profiler", function()
   describe("FlopsProfiler lifecycle", function()
     local tmp
     before_each(function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       tmp = run.tmpdir()
     end)
     after_each(function() run.rmdir_all(tmp) end)
@@ -146,7 +141,7 @@ describe("flops profiler", function()
     end)
 
     it("measures a duration on the cpu", function()
-      use_config({ "flops_profiler.conventions=deepspeed", "device=cpu" })
+      env.use_config({ "flops_profiler.conventions=deepspeed", "device=cpu" })
       local model = SimpleModel(10)
       local p = prof.FlopsProfiler(model)
       p:start_profile()
@@ -157,14 +152,14 @@ describe("flops profiler", function()
       assert.is_true(d > 0 and d < 10)
       assert.truthy(p:get_total_duration(true):match("^[%d.]+ [mun]?s$"))
       p:end_profile()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
     end)
   end)
 
   describe("the same model profiled twice gives equal numbers (DeepSpeed #7413, #4976)", function()
     -- LeNet5 at 1024x1x32x32 under deepspeed conventions: DeepSpeed's unit test values
     -- (flops 866,076,672, MACs 426,516,480, params 61,706; derived in models_spec.lua).
-    before_each(function() use_config({ "flops_profiler.conventions=deepspeed" }) end)
+    before_each(function() env.use_config({ "flops_profiler.conventions=deepspeed" }) end)
 
     it("two get_model_profile calls", function()
       local model = models.lenet5()
@@ -210,7 +205,7 @@ describe("flops profiler", function()
     function Net:forward(x) return self.c(self.b(self.a(x))) end
 
     it("counts each call once, for the parent that made it", function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       local model = Net()
       local flops, macs, params = profile { model = model, input_shape = { 1, 100 } }
       assert.equal(60000, flops)
@@ -245,7 +240,7 @@ describe("flops profiler", function()
     local IGNORE = { nn.AvgPool2d, "classifier.0" }
 
     it("under deepspeed conventions hides the rows, their counts go to the parents", function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       local model = models.lenet5()
       local flops, macs = profile { model = model, input_shape = { 1024, 1, 32, 32 },
         ignore_modules = IGNORE }
@@ -276,7 +271,7 @@ describe("flops profiler", function()
     end)
 
     it("under exact conventions takes the modules and their subtrees out of the totals", function()
-      use_config({ "flops_profiler.conventions=exact" })
+      env.use_config({ "flops_profiler.conventions=exact" })
       local function totals(list)
         local flops, macs = profile { model = models.lenet5(), input_shape = { 1024, 1, 32, 32 },
           ignore_modules = list }
@@ -300,7 +295,7 @@ describe("flops profiler", function()
 
   describe("errors", function()
     it("a forward error propagates with the module path and leaves no session active", function()
-      use_config({ "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "flops_profiler.conventions=deepspeed" })
       local model = models.lenet5()
       local ok, err = pcall(prof.get_model_profile, {
         model = model, input_shape = { 2, 3, 32, 32 }, print_profile = false,

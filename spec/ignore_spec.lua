@@ -1,20 +1,12 @@
 -- ignore_spec.lua — ignore lists: exact drops an ignored subtree; deepspeed hides the row, the parent gets its ops.
+local env = require "spec.support.env"
 local prof = require "prof"
 local core = require "prof.core"
-local config = require "prof.config"
 local nn = require "prof.nn"
 local T = require "prof.tensor"
 local run = require "spec.support.run"
 
 local F = nn.functional
-
-local function use_config(sets)
-  config.set(assert(core.load_config(nil, sets or {})))
-end
-
-local function has(s, needle)
-  return s ~= nil and s:find(needle, 1, true) ~= nil
-end
 
 -- Block: fc1 Linear(8, 16), act GELU, fc2 Linear(16, 8), then a relu of its own (not a child).
 local Block = nn.Module:extend("Block")
@@ -64,15 +56,7 @@ local function rows_of(conventions, ignore_list)
 end
 
 describe("ignore lists", function()
-  local device
-  setup(function()
-    device = T.default_device()
-    T.set_default_device("meta")
-  end)
-  teardown(function()
-    use_config({})
-    T.set_default_device(device)
-  end)
+  env.on_meta(setup, teardown)
 
   it("count nothing away when empty (the hand derivation holds)", function()
     local ds, ex = rows_of("deepspeed", {}), rows_of("exact", {})
@@ -147,8 +131,8 @@ describe("ignore lists", function()
                                ignore_modules = { "GELU" }, output_file = dir .. "/r.txt" }
       local text = run.read(dir .. "/r.txt")
       run.rmdir_all(dir)
-      assert.truthy(has(text, "(fc1): Linear("))
-      assert.falsy(has(text, "(act): GELU("))
+      assert.truthy(env.has(text, "(fc1): Linear("))
+      assert.falsy(env.has(text, "(act): GELU("))
     end)
   end)
 
@@ -172,10 +156,10 @@ describe("ignore lists", function()
     end
 
     it("from the config key flops_profiler.ignore_modules", function()
-      use_config({ 'flops_profiler.ignore_modules=["GELU"]', "flops_profiler.conventions=exact" })
+      env.use_config({ 'flops_profiler.ignore_modules=["GELU"]', "flops_profiler.conventions=exact" })
       local flops = prof.get_model_profile { model = Net(), input_shape = { 2, 8 }, print_profile = false,
                                              as_string = false }
-      use_config({})
+      env.use_config({})
       assert.equal(EX.net - 2 * EX.act, flops)
     end)
   end)
@@ -192,15 +176,15 @@ describe("ignore lists", function()
     -- starts with "block", so the matcher tries every pattern on the model's paths up front
     it("a pattern malformed after its first item is caught up front with its index", function()
       local e = err_of({ "GELU", "^block[" })
-      assert.truthy(has(e, "ignore_modules[2]: invalid Lua pattern '^block[': malformed pattern"), e)
+      assert.truthy(env.has(e, "ignore_modules[2]: invalid Lua pattern '^block[': malformed pattern"), e)
     end)
 
     it("a bad pattern, a missing script, a failing script, an entry of the wrong type", function()
-      assert.truthy(has(err_of({ "GELU", "^[" }), "ignore_modules[2]: invalid Lua pattern '^['"))
-      assert.truthy(has(err_of({ "no_such_list.lua" }), "ignore_modules[1]: script 'no_such_list.lua' not found"))
+      assert.truthy(env.has(err_of({ "GELU", "^[" }), "ignore_modules[2]: invalid Lua pattern '^['"))
+      assert.truthy(env.has(err_of({ "no_such_list.lua" }), "ignore_modules[1]: script 'no_such_list.lua' not found"))
       local e = err_of({ "GELU", "head", "spec/fixtures/ignore/broken.lua" })
-      assert.truthy(has(e, "ignore_modules[3]: script spec/fixtures/ignore/broken.lua failed"), e)
-      assert.truthy(has(err_of({ "GELU", 42 }), "ignore_modules[2]: expected a class or a string, got number"))
+      assert.truthy(env.has(e, "ignore_modules[3]: script spec/fixtures/ignore/broken.lua failed"), e)
+      assert.truthy(env.has(err_of({ "GELU", 42 }), "ignore_modules[2]: expected a class or a string, got number"))
     end)
   end)
 end)

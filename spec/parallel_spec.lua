@@ -1,17 +1,12 @@
 -- parallel_spec.lua — Megatron's tensor-parallel layers and GPT-2: partitions, model totals, the tutorial's run.
+local env = require "spec.support.env"
 local prof = require "prof"
-local core = require "prof.core"
-local config = require "prof.config"
 local T = require "prof.tensor"
 local parallel = require "prof.nn.parallel"
 local megatron = require "prof.models.megatron_gpt2"
 local units = require "prof.report.units"
 local run = require "spec.support.run"
 local json = require "dkjson"
-
-local function use_config(sets)
-  config.set(assert(core.load_config(nil, sets or {})))
-end
 
 local function shape(t)
   return table.concat(t.shape, ",")
@@ -21,10 +16,6 @@ local function raises(fn, ...)
   local ok, err = pcall(fn, ...)
   assert.is_false(ok)
   return tostring(err)
-end
-
-local function has(s, needle)
-  return s ~= nil and s:find(needle, 1, true) ~= nil
 end
 
 -- The small GPT-2 of the brief: 2 layers, hidden 64, 4 heads, vocab 128 (no padding), seq 16.
@@ -48,15 +39,7 @@ local function profile(model, conventions)
 end
 
 describe("tensor-parallel layers", function()
-  local device
-  setup(function()
-    device = T.default_device()
-    T.set_default_device("meta")
-  end)
-  teardown(function()
-    use_config({})
-    T.set_default_device(device)
-  end)
+  env.on_meta(setup, teardown)
 
   describe("hold one rank's partition", function()
     it("ColumnParallelLinear splits the output features: weight [out/mp, in], bias [out/mp]", function()
@@ -116,36 +99,38 @@ describe("tensor-parallel layers", function()
   describe("refuse sizes that do not divide", function()
     it("names the layer and both sizes", function()
       local err = raises(parallel.ColumnParallelLinear, 64, 30, { mp_size = 4 })
-      assert.truthy(has(err, "ColumnParallelLinear(64, 30): output_size 30 is not divisible by model_parallel_size 4"))
+      assert.truthy(env.has(err, "ColumnParallelLinear(64, 30): output_size 30 is not divisible by "
+        .. "model_parallel_size 4"))
       err = raises(parallel.RowParallelLinear, 30, 64, { mp_size = 4 })
-      assert.truthy(has(err, "RowParallelLinear(30, 64): input_size 30 is not divisible by model_parallel_size 4"))
+      assert.truthy(env.has(err, "RowParallelLinear(30, 64): input_size 30 is not divisible by model_parallel_size 4"))
       err = raises(parallel.VocabParallelEmbedding, 130, 64, { mp_size = 4 })
-      assert.truthy(has(err, "VocabParallelEmbedding(130, 64): num_embeddings 130 is not divisible by "
+      assert.truthy(env.has(err, "VocabParallelEmbedding(130, 64): num_embeddings 130 is not divisible by "
         .. "model_parallel_size 4"))
       err = raises(parallel.ParallelSelfAttention, { hidden_size = 48, num_attention_heads = 6, mp_size = 4 })
-      assert.truthy(has(err, "ParallelSelfAttention: num_attention_heads 6 is not divisible by model_parallel_size 4"))
+      assert.truthy(env.has(err, "ParallelSelfAttention: num_attention_heads 6 is not divisible by "
+        .. "model_parallel_size 4"))
     end)
 
     it("in a whole model too, and a rank outside the group", function()
       local c = { padded_vocab_size = 130, mp_size = 4, num_layers = 1,
                   hidden_size = 64, num_attention_heads = 4 }
-      assert.truthy(has(raises(megatron.build, { config = c }), "VocabParallelEmbedding(130, 64)"))
-      assert.truthy(has(raises(parallel.ColumnParallelLinear, 8, 8, { mp_size = 2, mp_rank = 2 }),
+      assert.truthy(env.has(raises(megatron.build, { config = c }), "VocabParallelEmbedding(130, 64)"))
+      assert.truthy(env.has(raises(parallel.ColumnParallelLinear, 8, 8, { mp_size = 2, mp_rank = 2 }),
         "ColumnParallelLinear: model_parallel_rank 2 is outside the group of size 2"))
     end)
   end)
 
   describe("take the group from the config", function()
-    after_each(function() use_config({}) end)
+    after_each(function() env.use_config({}) end)
 
     it("parallel.model_parallel_size / _rank, unless a layer is given its own", function()
-      use_config({ "parallel.model_parallel_size=4", "parallel.model_parallel_rank=3" })
+      env.use_config({ "parallel.model_parallel_size=4", "parallel.model_parallel_rank=3" })
       assert.equal(4, parallel.mp_size())
       assert.equal(3, parallel.mp_rank())
       assert.equal("32,64", shape(parallel.ColumnParallelLinear(64, 128).weight))
       assert.equal(96, parallel.VocabParallelEmbedding(128, 8).vocab_start_index)
       assert.equal("64,64", shape(parallel.ColumnParallelLinear(64, 128, { mp_size = 2, mp_rank = 0 }).weight))
-      use_config({})
+      env.use_config({})
       assert.equal(1, parallel.mp_size())
       assert.equal(0, parallel.mp_rank())
       assert.equal("128,64", shape(parallel.ColumnParallelLinear(64, 128).weight))
@@ -222,14 +207,14 @@ describe("tensor-parallel layers", function()
     end
 
     it("DeepSpeed's summary multiplies params and flops per GPU by mp_size from the config", function()
-      use_config({ "parallel.model_parallel_size=2", "flops_profiler.conventions=deepspeed" })
+      env.use_config({ "parallel.model_parallel_size=2", "flops_profiler.conventions=deepspeed" })
       local dir = run.tmpdir()
       local model = small(nil)
       prof.get_model_profile { model = model, args = megatron.input { batch = B, seq = S },
                                output_file = dir .. "/report.txt", rules = {} }
       local text = assert(run.read(dir .. "/report.txt"))
       run.rmdir_all(dir)
-      use_config({})
+      env.use_config({})
       local _, _, per_gpu = profile(small(2))
       assert.equal(55616, per_gpu)
       local flops = profile(small(2), "deepspeed")
@@ -275,7 +260,7 @@ describe("tensor-parallel layers", function()
       assert.equal(2 * MACS + 12 * scores + 12 * 3 * scores + 25 * 5 * TOKENS * 8192, p.fwd_flops)
       -- the exact model total: 10 095 493 120 less the replicated ones counted twice
       local replicated = 25 * 2 * 8192 + 12 * 2 * 8192 + 1024 * 8192
-      assert.truthy(has(r.stdout, units.params_to_string(2 * PARAMS - replicated) .. " params in the model"))
+      assert.truthy(env.has(r.stdout, units.params_to_string(2 * PARAMS - replicated) .. " params in the model"))
     end)
 
     it("prints DeepSpeed's summary with the model lines × mp_size", function()

@@ -1,4 +1,5 @@
 -- rules_spec.lua — flop rules: scripts/rules/megatron.lua on Megatron's fused layers, naming rules, failures.
+local env = require "spec.support.env"
 local prof = require "prof"
 local core = require "prof.core"
 local config = require "prof.config"
@@ -7,14 +8,6 @@ local T = require "prof.tensor"
 local parallel = require "prof.nn.parallel"
 local megatron = require "prof.models.megatron_gpt2"
 local run = require "spec.support.run"
-
-local function use_config(sets)
-  config.set(assert(core.load_config(nil, sets or {})))
-end
-
-local function has(s, needle)
-  return s ~= nil and s:find(needle, 1, true) ~= nil
-end
 
 -- Profiles one forward of model(args...); returns the profile's rows by path and the root row.
 local function rows_of(model, args, conventions, rules)
@@ -44,15 +37,7 @@ local SMALL = { num_layers = 2, hidden_size = 64, num_attention_heads = 4, vocab
                 make_vocab_size_divisible_by = 1, max_position_embeddings = 16, mp_size = 1 }
 
 describe("flop rules", function()
-  local device
-  setup(function()
-    device = T.default_device()
-    T.set_default_device("meta")
-  end)
-  teardown(function()
-    use_config({})
-    T.set_default_device(device)
-  end)
+  env.on_meta(setup, teardown)
 
   describe("megatron.lua on FusedScaleMaskSoftmax, inside ParallelSelfAttention", function()
     for _, mp in ipairs({ 1, 2 }) do
@@ -122,7 +107,7 @@ describe("flop rules", function()
   end)
 
   describe("are named", function()
-    after_each(function() use_config({}) end)
+    after_each(function() env.use_config({}) end)
 
     local function flops(o)
       local model = megatron.build { config = SMALL }
@@ -143,14 +128,14 @@ describe("flop rules", function()
       assert.equal(by_arg, flops {})
       assert.equal(none, flops { rules = {} })
       -- and --set wins over the script (DESIGN.md's precedence)
-      use_config({ 'flops_profiler.rules=["megatron"]' })
+      env.use_config({ 'flops_profiler.rules=["megatron"]' })
       assert.equal(by_arg, flops { rules = {} })
     end)
 
     it("and a name that is neither a file nor under scripts/rules/ is an error", function()
       local ok, err = pcall(flops, { rules = { "no_such_rules" } })
       assert.is_false(ok)
-      assert.truthy(has(err, "flop rule script 'no_such_rules' not found"))
+      assert.truthy(env.has(err, "flop rule script 'no_such_rules' not found"))
     end)
   end)
 
@@ -170,8 +155,8 @@ describe("flop rules", function()
         local ok, err = pcall(prof.get_model_profile, { model = model, args = megatron.input { batch = 2, seq = 16 },
           print_profile = false, rules = { "spec/fixtures/rules/" .. c[1] } })
         assert.is_false(ok)
-        assert.truthy(has(err, PATH .. c[2]), err)
-        assert.truthy(has(err, c[3]), err)
+        assert.truthy(env.has(err, PATH .. c[2]), err)
+        assert.truthy(env.has(err, c[3]), err)
         assert.is_nil(core.recorder())      -- the failed profile released the session
       end)
     end
@@ -184,7 +169,7 @@ describe("flop rules", function()
       local left = run.list(dir)
       run.rmdir_all(dir)
       assert.equal(1, r.code)
-      assert.truthy(has(r.stderr, PATH .. "negative.lua:3 returned flops = -5"), r.stderr)
+      assert.truthy(env.has(r.stderr, PATH .. "negative.lua:3 returned flops = -5"), r.stderr)
       assert.same({}, left)
       assert.equal("", r.stdout)
     end)
