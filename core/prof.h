@@ -297,11 +297,20 @@ typedef struct prof_Op {
   int32_t scale_count;
   double scale[3];             /* interpolate scale factors */
   const char *equation;        /* einsum */
+  int32_t device;              /* where it runs: PROF_DEVICE_CPU (0, also meta), PROF_DEVICE_CUDA */
   /* outputs */
   int64_t macs;                /* multiply-accumulates */
   int64_t flops;               /* = 2 * macs + other floating-point work */
   int64_t bytes_read, bytes_written;
+  /* outputs of prof_op_begin / prof_op_end */
+  uint64_t correlation;        /* unique within the session; CUPTI's external correlation id */
+  int64_t t_begin_ns, t_end_ns;
+  int64_t bytes_allocated, bytes_freed;   /* reported by prof_mem_* while the op was open */
 } prof_Op;
+
+/* Devices of ops and memory events. */
+#define PROF_DEVICE_CPU 0
+#define PROF_DEVICE_CUDA 1
 
 /* The kind's name as PyTorch's functional spells it ("linear", "conv", "scaled_dot_product_attention"). */
 PROF_API const char *prof_op_kind_name(prof_OpKind kind);
@@ -318,6 +327,28 @@ PROF_API int prof_op_count(prof_State *S, prof_Op *op);
 ** allocation. [may fail: PROF_ERRARG]
 */
 PROF_API int prof_op_record(prof_State *S, prof_Op *op);
+
+/*
+** An op bracketed around its kernel, on the calling thread. prof_op_begin counts op (as
+** prof_op_count), gives it a correlation id and its begin time, and makes it the thread's open op:
+** allocations and frees reported until prof_op_end are its own. The caller then runs the kernel
+** and calls prof_op_end with the same op, which stamps the end time and adds the counts to the
+** innermost open module (as prof_op_record does). Ops may nest (an op built from ops), up to
+** PROF_OP_NEST_MAX deep; deeper ones are counted but not open for memory. While the session is
+** idle both calls only count. Hot path: no allocation, no lock.
+** [prof_op_begin may fail: PROF_ERRARG when operands contradict the kind; nothing is open then]
+*/
+#define PROF_OP_NEST_MAX 16
+PROF_API int prof_op_begin(prof_State *S, prof_Op *op);
+PROF_API void prof_op_end(prof_State *S, prof_Op *op);
+
+/*
+** Reports that bytes of device memory at ptr were allocated or freed (a backend's allocator calls
+** these for every block). Attributed to the calling thread's open op and innermost module; the
+** session keeps a running total and peak per device. Hot path: no allocation, no lock.
+*/
+PROF_API void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
+PROF_API void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
 
 /*
 ** Adds counts to module id directly, as a flop rule for an opaque or fused layer would. Call it

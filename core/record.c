@@ -33,6 +33,43 @@ int prof_op_record(prof_State *S, prof_Op *op) {
   return PROF_OK;
 }
 
+int prof_op_begin(prof_State *S, prof_Op *op) {
+  if (op->kind != PROF_OP_CUSTOM) {
+    int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
+    if (rc != PROF_OK) return rc;
+  }
+  op->correlation = ++S->next_correlation;
+  op->t_begin_ns = op->t_end_ns = 0;
+  op->bytes_allocated = op->bytes_freed = 0;
+  if (S->op_depth < PROF_OP_NEST_MAX) S->open_ops[S->op_depth] = op;
+  S->op_depth++;
+  return PROF_OK;
+}
+
+void prof_op_end(prof_State *S, prof_Op *op) {
+  if (S->op_depth > 0) S->op_depth--;
+  if (!S->active || S->suppress > 0) return;
+  add_counts(S, profT_attr_node(S), op->macs, op->flops, op->bytes_read, op->bytes_written);
+}
+
+static int device_slot(int32_t device) { return device == PROF_DEVICE_CUDA ? 1 : 0; }
+
+void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
+  (void)ptr;
+  int d = device_slot(device);
+  S->mem_live[d] += bytes;
+  if (S->mem_live[d] > S->mem_peak[d]) S->mem_peak[d] = S->mem_live[d];
+  int32_t k = S->op_depth < PROF_OP_NEST_MAX ? S->op_depth : PROF_OP_NEST_MAX;
+  if (k > 0) S->open_ops[k - 1]->bytes_allocated += bytes;
+}
+
+void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
+  (void)ptr;
+  S->mem_live[device_slot(device)] -= bytes;
+  int32_t k = S->op_depth < PROF_OP_NEST_MAX ? S->op_depth : PROF_OP_NEST_MAX;
+  if (k > 0) S->open_ops[k - 1]->bytes_freed += bytes;
+}
+
 int prof_module_add_counts(prof_State *S, prof_ModuleId id, int64_t macs, int64_t flops,
                            int64_t bytes_read, int64_t bytes_written) {
   if (id < 0 || id >= S->n_nodes)

@@ -63,6 +63,11 @@ struct prof_State {
   /* C flop rules */
   profT_Rule *rules;
   int32_t n_rules, cap_rules;
+  /* ops open on the recording thread (prof_op_begin .. prof_op_end), for memory attribution */
+  prof_Op *open_ops[PROF_OP_NEST_MAX];
+  int32_t op_depth;
+  uint64_t next_correlation;
+  int64_t mem_live[2], mem_peak[2];          /* per device: PROF_DEVICE_CPU, PROF_DEVICE_CUDA */
   /* counters */
   profT_Acc totals[PROF_PHASE_COUNT];        /* every counted op */
   profT_Acc unattributed[PROF_PHASE_COUNT];  /* counted ops outside every module */

@@ -105,6 +105,7 @@ int prof_is_active(const prof_State *S) { return S->active; }
 void prof_reset(prof_State *S) {
   profT_zero_counters(S);
   S->sp = 0;
+  S->op_depth = 0;
   S->suppress = 0;
   S->sticky = PROF_OK;
   S->sticky_msg[0] = '\0';
