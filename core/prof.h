@@ -47,8 +47,15 @@ typedef struct prof_State prof_State;
 typedef void *(*prof_Alloc)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /*
-** A state records one thread: its calls are not synchronised (give each thread its own state;
-** rank- and thread-merging come with the activity profiler).
+** A state is one profiling session. What it registers (modules, rules, conventions) is shared by
+** every thread and may be changed from any thread (cold path: a lock). Each thread that records
+** (module enter/exit, ops, memory) gets its own recorder on first use, found through thread-local
+** storage: the recording hot path takes no lock and allocates nothing in steady state (a
+** recorder's per-module counters grow once when it first meets a module registered after it was
+** made). Module ids belong to the session, so what many threads record merges into one tree.
+** prof_start, prof_stop, prof_reset, prof_clear and prof_snapshot read or zero every recorder:
+** call them while no other thread records. With several recording threads the allocator must be
+** thread-safe (the default one is).
 **
 ** Creates a profiler state. f == NULL uses realloc/free. Returns NULL when even the state itself
 ** cannot be allocated. The state is idle (not profiling) until prof_start.
@@ -93,13 +100,21 @@ PROF_API int prof_start(prof_State *S);
 PROF_API int prof_stop(prof_State *S);
 PROF_API int prof_is_active(const prof_State *S);
 
-/* Zeroes counters and the module call stack; keeps the registered tree. */
+/*
+** Events buffered per recording thread (module calls and ops with begin/end times), preallocated
+** when a thread's recorder is made or at the next prof_start; 0 (the default) buffers nothing
+** and keeps only running totals. A full buffer counts further events as dropped and keeps
+** running. [may fail: PROF_ERRARG for a negative capacity, PROF_ERRSTATE while active]
+*/
+PROF_API int prof_set_event_capacity(prof_State *S, int64_t capacity);
+
+/* Zeroes counters, events and every thread's module call stack; keeps the registered tree. */
 PROF_API void prof_reset(prof_State *S);
 
 /* Drops the whole module tree (ids become invalid) and zeroes everything. */
 PROF_API void prof_clear(prof_State *S);
 
-/* Which pass subsequent records belong to; module time and counts are kept per phase. */
+/* Which pass the calling thread's subsequent records belong to; counts are kept per phase. */
 typedef enum prof_Phase {
   PROF_PHASE_FORWARD = 0,
   PROF_PHASE_BACKWARD = 1,
@@ -132,9 +147,9 @@ PROF_API int prof_module_add(prof_State *S, prof_ModuleId parent, const char *na
 ** PROF_MODULE_IGNORED: under "exact" conventions the module and everything it runs leave both the
 ** rows and the totals; under "deepspeed" the row is hidden and the ops its own body runs count
 ** for its parent (its children keep their rows), as DeepSpeed does.
-** PROF_MODULE_RULE: a flop rule counts the module's forward (prof_module_add_counts before its
-** exit, or a C rule from prof_rule_register); the ops its forward runs, children included, do not
-** count. Its backward is counted op by op.
+** PROF_MODULE_RULE: a flop rule (prof_rule_register) counts the module's forward; the ops its
+** forward runs, children included, do not count. Its backward is counted op by op. A module that
+** is both ignored and ruled is ignored: the rule does not run, in either convention.
 ** [may fail: PROF_ERRARG]
 */
 PROF_API int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags);
@@ -156,7 +171,7 @@ PROF_API void prof_module_exit(prof_State *S, prof_ModuleId id);
 PROF_API int prof_module_enter_named(prof_State *S, const char *name, const char *type,
                                      prof_ModuleId *id);
 
-/* The innermost open module, or PROF_NO_MODULE. */
+/* The calling thread's innermost open module, or PROF_NO_MODULE. */
 PROF_API prof_ModuleId prof_module_current(const prof_State *S);
 
 /*
@@ -165,7 +180,10 @@ PROF_API prof_ModuleId prof_module_current(const prof_State *S);
 */
 PROF_API int prof_module_path(const prof_State *S, prof_ModuleId id, char *buf, size_t size);
 
-/* Returns the sticky hot-path error (PROF_OK if none) and clears it; the message says what. */
+/*
+** Returns the sticky hot-path error of any thread (PROF_OK if none; the first thread's in
+** creation order when several have one) and clears them all; the message says what.
+*/
 PROF_API int prof_check(prof_State *S);
 
 /* {====================== operations ======================} */
@@ -350,14 +368,6 @@ PROF_API void prof_op_end(prof_State *S, prof_Op *op);
 PROF_API void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
 PROF_API void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
 
-/*
-** Adds counts to module id directly, as a flop rule for an opaque or fused layer would. Call it
-** while id is open (before its exit): the counts are id's own and count for every module open
-** around it, in the current phase. [may fail: PROF_ERRARG for an unknown id or a negative count]
-*/
-PROF_API int prof_module_add_counts(prof_State *S, prof_ModuleId id, int64_t macs, int64_t flops,
-                                    int64_t bytes_read, int64_t bytes_written);
-
 /* {====================== flop rules ======================} */
 
 /* What a flop rule returns for one call of a module. */
@@ -366,12 +376,28 @@ typedef struct prof_RuleCounts {
 } prof_RuleCounts;
 
 /*
-** A flop rule in C, the twin of a Lua rule script: called at the end of every call of a module of
-** its type, while the module is still open, with *out zeroed. It fills *out and returns 0, or
-** returns non-zero to refuse (the call's counts are then 0 and prof_check reports it, naming the
-** module). Negative counts are refused the same way.
+** One forward call of a ruled module, as its rule sees it. size is sizeof(prof_RuleCall) of the
+** library that made it: fields past it are absent. Operands are those the host passed to
+** prof_module_apply_rule (none when the call ended with a plain prof_module_exit).
 */
-typedef int (*prof_RuleFn)(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts *out);
+typedef struct prof_RuleCall {
+  size_t size;
+  prof_ModuleId id;
+  const char *type;
+  prof_Conventions conventions;
+  int32_t ninputs, noutputs;
+  const prof_Operand *inputs, *outputs;
+  void *host;                  /* what the host passed along (the Lua binding: its call's values) */
+} prof_RuleCall;
+
+/*
+** A flop rule: called once per forward call of a module of its type, while the module is still
+** open, with *out zeroed. It fills *out and returns 0, or returns non-zero to refuse (the call's
+** counts are then 0 and the failure is reported, naming the module). Negative counts are refused
+** the same way. Lua rule scripts are registered through this same registry (a trampoline).
+*/
+typedef int (*prof_RuleFn)(void *ud, prof_State *S, const prof_RuleCall *call,
+                           prof_RuleCounts *out);
 
 /*
 ** Registers fn for modules of type (exact class name); modules of that type, already added or added
@@ -379,6 +405,18 @@ typedef int (*prof_RuleFn)(void *ud, prof_State *S, prof_ModuleId id, prof_RuleC
 ** removes it. [may fail: PROF_ERRMEM, PROF_ERRARG]
 */
 PROF_API int prof_rule_register(prof_State *S, const char *type, prof_RuleFn fn, void *ud);
+
+/*
+** Runs the rule of module id's type for the current call, giving it the call's operands; id must be
+** the calling thread's innermost open module. Call it before prof_module_exit; an exit whose rule
+** has not run this way runs it without operands (then a failure is sticky, see prof_check). Does
+** nothing when the session is idle, the module is ignored, this is not a forward call, or the
+** type has no rule. [may fail: PROF_ERRARG when the rule refuses or returns a negative count,
+** PROF_ERRSTATE when id is not innermost]
+*/
+PROF_API int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_Operand *inputs,
+                                    int32_t ninputs, const prof_Operand *outputs,
+                                    int32_t noutputs, void *host);
 
 /* {====================== reading results ======================} */
 
@@ -391,18 +429,29 @@ typedef struct prof_Counts {
 } prof_Counts;
 
 typedef struct prof_ModuleInfo {
+  size_t size;                 /* set by the caller to sizeof(prof_ModuleInfo); 0 means that too */
   prof_ModuleId id, parent;
   const char *name, *type;     /* owned by S; valid until prof_clear or prof_close */
   int32_t depth;               /* root 0 */
   uint32_t flags;
   int64_t params;
   prof_Counts phase[PROF_PHASE_COUNT];
+  int32_t hidden;              /* left out of reports: ignored, or (exact) inside an ignored module */
+  int64_t params_counted;      /* params less those of hidden subtrees under exact conventions */
 } prof_ModuleInfo;
 
 /* Number of registered modules; ids are 0 .. count-1 in registration order. */
 PROF_API int32_t prof_module_count(const prof_State *S);
 
-/* Fills *info for module id. [may fail: PROF_ERRARG] */
+/*
+** Merges what every thread recorded into the session's snapshot: inclusive and self counts per
+** phase, never-called containers summed from their children, the ignore semantics of both
+** conventions. prof_stop takes one; call it to read counts while the session is active.
+** [may fail: PROF_ERRMEM]
+*/
+PROF_API int prof_snapshot(prof_State *S);
+
+/* Fills *info for module id from the snapshot. [may fail: PROF_ERRARG] */
 PROF_API int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *info);
 
 /*
@@ -412,10 +461,42 @@ PROF_API int prof_module_info(const prof_State *S, prof_ModuleId id, prof_Module
 PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n);
 
 /*
-** Session totals per phase: every recorded op, inside modules or not. Here the self_* fields hold
+** Session totals per phase from the snapshot: every recorded op, inside modules or not. Here the self_* fields hold
 ** the part recorded outside every module ("unattributed"); calls and time_ns are 0.
 */
 PROF_API void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out);
+
+/* {====================== events ======================} */
+
+typedef enum prof_EventKind {
+  PROF_EVENT_MODULE = 0,       /* one counted module call: its inclusive counts */
+  PROF_EVENT_OP = 1            /* one op (prof_op_begin .. prof_op_end, or prof_op_record) */
+} prof_EventKind;
+
+/* One buffered event; size as in prof_ModuleInfo. Times are on prof_now_ns's clock. */
+typedef struct prof_Event {
+  size_t size;
+  prof_EventKind kind;
+  const char *name;            /* op name or kind name; for a module, its type */
+  int32_t op_kind;             /* prof_OpKind, for ops */
+  prof_ModuleId module;        /* the module, or the innermost one the op ran in */
+  int32_t thread;              /* the recorder's index: 0, 1, ... in order of first record */
+  prof_Phase phase;
+  int32_t device;
+  uint64_t correlation;
+  int64_t t_begin_ns, t_end_ns;
+  int64_t macs, flops, bytes_read, bytes_written, bytes_allocated, bytes_freed;
+} prof_Event;
+
+/* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */
+PROF_API int64_t prof_event_count(const prof_State *S);
+PROF_API int64_t prof_events_dropped(const prof_State *S);
+
+/* Fills *ev with event i (threads in creation order, each in record order). [may fail: PROF_ERRARG] */
+PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
+
+/* The peak of bytes live on device (PROF_DEVICE_*) on any one thread since prof_start. */
+PROF_API int64_t prof_memory_peak(const prof_State *S, int32_t device);
 
 /* {====================== JSON profile ======================} */
 

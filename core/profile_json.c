@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "session.h"
+#include "recorder.h"
 
 void prof_runinfo_init(prof_RunInfo *info) {
   memset(info, 0, sizeof *info);
@@ -26,40 +26,22 @@ static void key_seconds(profW_Writer *w, const char *key, int measured, int64_t 
   else profW_null(w);
 }
 
-/*
-** A module is shown unless it is ignored; under "exact" conventions everything below an ignored
-** module is gone too, so the walk skips whole subtrees there.
-*/
-static int hidden(const prof_State *S, int32_t k, int32_t *skip_below) {
-  const profT_Node *n = &S->nodes[k];
-  if (*skip_below >= 0) {
-    int32_t a = n->parent;
-    while (a >= 0 && a != *skip_below) a = S->nodes[a].parent;
-    if (a == *skip_below) return 1;
-    *skip_below = -1;
-  }
-  if (!(n->flags & PROF_MODULE_IGNORED)) return 0;
-  if (S->conv == PROF_CONV_EXACT) *skip_below = k;
-  return 1;
-}
-
 static void write_modules(prof_State *S, profW_Writer *w, int32_t *order, int32_t *json_id,
                           int32_t n, int timed) {
-  int32_t next = 0, skip_below = -1;
+  int32_t next = 0;
   profW_key(w, "modules");
   profW_begin_array(w);
   for (int32_t i = 0; i < n; i++) {
     int32_t k = order[i];
     json_id[k] = -1;
-    if (hidden(S, k, &skip_below)) continue;
+    prof_ModuleInfo info = {.size = sizeof info};
+    prof_module_info(S, k, &info);
+    if (info.hidden) continue;
     json_id[k] = next++;
-    const profT_Node *node = &S->nodes[k];
-    int32_t parent = node->parent;
-    while (parent >= 0 && json_id[parent] < 0) parent = S->nodes[parent].parent;
+    int32_t parent = info.parent;
+    while (parent >= 0 && json_id[parent] < 0) parent = profT_node(S, parent)->parent;
     char path[1024];
     prof_module_path(S, k, path, sizeof path);
-    prof_ModuleInfo info;
-    prof_module_info(S, k, &info);
     const prof_Counts *f = &info.phase[PROF_PHASE_FORWARD], *b = &info.phase[PROF_PHASE_BACKWARD];
     profW_begin_object(w);
     profW_key(w, "id");
@@ -70,11 +52,11 @@ static void write_modules(prof_State *S, profW_Writer *w, int32_t *order, int32_
     profW_key(w, "name");
     profW_string(w, path);
     profW_key(w, "type");
-    profW_string(w, node->type);
+    profW_string(w, info.type);
     profW_key(w, "depth");
-    profW_int(w, node->depth);
+    profW_int(w, info.depth);
     profW_key(w, "params");
-    profW_int(w, node->params);
+    profW_int(w, info.params_counted);
     profW_key(w, "macs");
     profW_int(w, f->macs);
     profW_key(w, "flops");
@@ -92,7 +74,7 @@ static void write_modules(prof_State *S, profW_Writer *w, int32_t *order, int32_
 
 int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteFn fn, void *ud) {
   int rc = PROF_OK;
-  int32_t n = S->n_nodes;
+  int32_t n = profT_count(S);
   size_t bytes = sizeof(int32_t) * (size_t)(n > 0 ? n : 1);
   int32_t *order = profI_alloc(S, bytes);
   int32_t *json_id = profI_alloc(S, bytes);
@@ -103,13 +85,15 @@ int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteF
   prof_module_preorder(S, order, n);
   int timed = info->device == NULL || strcmp(info->device, "meta") != 0;
   int64_t mp = info->mp_size > 0 ? info->mp_size : 1;
-  prof_ModuleInfo root;
+  prof_ModuleInfo root = {.size = sizeof root};
   int has_root = prof_module_info(S, S->first_root, &root) == PROF_OK;
-  int64_t params = has_root ? root.params : 0;
-  int64_t macs = has_root ? root.phase[PROF_PHASE_FORWARD].macs : S->totals[PROF_PHASE_FORWARD].macs;
-  int64_t flops = has_root ? root.phase[PROF_PHASE_FORWARD].flops : S->totals[PROF_PHASE_FORWARD].flops;
+  const profT_Acc *fwd_tot = &S->snap.totals[PROF_PHASE_FORWARD];
+  const profT_Acc *bwd_tot = &S->snap.totals[PROF_PHASE_BACKWARD];
+  int64_t params = has_root ? root.params_counted : 0;
+  int64_t macs = has_root ? root.phase[PROF_PHASE_FORWARD].macs : fwd_tot->macs;
+  int64_t flops = has_root ? root.phase[PROF_PHASE_FORWARD].flops : fwd_tot->flops;
   int64_t bwd = info->bwd_flops;
-  if (bwd < 0 && S->totals[PROF_PHASE_BACKWARD].calls > 0) bwd = S->totals[PROF_PHASE_BACKWARD].flops;
+  if (bwd < 0 && bwd_tot->calls > 0) bwd = bwd_tot->flops;
 
   profW_Writer w;
   profW_init(&w, fn, ud, 1);

@@ -1,33 +1,32 @@
-/* rules.c — flop rules in C: per-type callbacks that count a module instead of its inner ops. */
+/* rules.c — the one flop-rule registry: per-type callbacks (C, or a host's trampoline) that count a module's forward. */
 #include <string.h>
 
-#include "session.h"
+#include "recorder.h"
 
-const profT_Rule *profR_find(const prof_State *S, const char *type) {
+const profT_Rule *profU_find(const prof_State *S, const char *type) {
   for (int32_t i = 0; i < S->n_rules; i++)
     if (strcmp(S->rules[i].type, type) == 0) return &S->rules[i];
   return NULL;
 }
 
-void profR_free(prof_State *S) {
+void profU_free(prof_State *S) {
   for (int32_t i = 0; i < S->n_rules; i++) profI_strfree(S, S->rules[i].type);
   profI_free(S, S->rules, sizeof *S->rules * (size_t)S->cap_rules);
   S->rules = NULL;
   S->n_rules = S->cap_rules = 0;
 }
 
-/* Keeps every node's RULE flag equal to "its type has a C rule" (Lua rules set it themselves). */
+/* Keeps every node's RULE flag equal to "its type has a rule". */
 static void flag_nodes(prof_State *S, const char *type, int on) {
-  for (int32_t i = 0; i < S->n_nodes; i++) {
-    if (strcmp(S->nodes[i].type, type) != 0) continue;
-    if (on) S->nodes[i].flags |= PROF_MODULE_RULE;
-    else S->nodes[i].flags &= ~PROF_MODULE_RULE;
+  for (int32_t i = 0, n = profT_count(S); i < n; i++) {
+    profT_Node *node = profT_node(S, i);
+    if (strcmp(node->type, type) != 0) continue;
+    if (on) node->flags |= PROF_MODULE_RULE;
+    else node->flags &= ~PROF_MODULE_RULE;
   }
 }
 
-int prof_rule_register(prof_State *S, const char *type, prof_RuleFn fn, void *ud) {
-  if (type == NULL || type[0] == '\0')
-    return profI_error(S, PROF_ERRARG, "prof_rule_register: a module type is required");
+static int register_locked(prof_State *S, const char *type, prof_RuleFn fn, void *ud) {
   for (int32_t i = 0; i < S->n_rules; i++) {
     if (strcmp(S->rules[i].type, type) != 0) continue;
     if (fn != NULL) {
@@ -56,17 +55,47 @@ int prof_rule_register(prof_State *S, const char *type, prof_RuleFn fn, void *ud
   return PROF_OK;
 }
 
-void profR_apply(prof_State *S, int32_t k) {
-  const profT_Rule *rule = profR_find(S, S->nodes[k].type);
-  if (rule == NULL) return;   /* a Lua rule: it added its counts already */
+int prof_rule_register(prof_State *S, const char *type, prof_RuleFn fn, void *ud) {
+  if (type == NULL || type[0] == '\0')
+    return profI_error(S, PROF_ERRARG, "prof_rule_register: a module type is required");
+  pthread_mutex_lock(&S->lock);
+  int rc = register_locked(S, type, fn, ud);
+  pthread_mutex_unlock(&S->lock);
+  return rc;
+}
+
+int profU_apply(profR_Recorder *R, profT_Frame *f, const prof_RuleCall *given) {
+  prof_State *S = R->S;
+  const profT_Node *node = profT_node(S, f->node);
+  f->rule_done = 1;
+  const profT_Rule *rule = profU_find(S, node->type);
+  if (rule == NULL) return PROF_OK;
+  prof_RuleCall call = {sizeof call, f->node, node->type, S->conv, 0, 0, NULL, NULL, NULL};
+  if (given != NULL) call = *given;
   prof_RuleCounts c = {0, 0, 0, 0};
-  if (rule->fn(rule->ud, S, k, &c) != 0) {
-    profT_sticky(S, PROF_ERRARG, "flop rule failed", k);
-    return;
-  }
-  if (c.macs < 0 || c.flops < 0 || c.bytes_read < 0 || c.bytes_written < 0) {
-    profT_sticky(S, PROF_ERRARG, "flop rule returned a negative count", k);
-    return;
-  }
-  prof_module_add_counts(S, k, c.macs, c.flops, c.bytes_read, c.bytes_written);
+  if (rule->fn(rule->ud, S, &call, &c) != 0)
+    return profI_error(S, PROF_ERRARG, "flop rule failed (type %s)", node->type);
+  if (c.macs < 0 || c.flops < 0 || c.bytes_read < 0 || c.bytes_written < 0)
+    return profI_error(S, PROF_ERRARG, "flop rule returned a negative count (type %s)", node->type);
+  /* the rule's own frame suppresses the ops inside it, not the counts it gives for itself;
+     an enclosing suppression (an ignored module under exact, an outer rule) still drops them */
+  if (R->suppress - (f->suppressing ? 1 : 0) > 0) return PROF_OK;
+  profR_add(R, f->node, c.macs, c.flops, c.bytes_read, c.bytes_written);
+  return PROF_OK;
+}
+
+int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_Operand *inputs,
+                           int32_t ninputs, const prof_Operand *outputs, int32_t noutputs,
+                           void *host) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return profI_error(S, PROF_ERRMEM, "prof_module_apply_rule: out of memory");
+  if (R->sp == 0 || R->stack[R->sp - 1].node != id)
+    return profI_error(S, PROF_ERRSTATE,
+                       "prof_module_apply_rule: module id %d is not the innermost open module",
+                       (int)id);
+  profT_Frame *f = &R->stack[R->sp - 1];
+  if (!profR_active(S) || !f->ruled || f->rule_done) return PROF_OK;
+  prof_RuleCall call = {sizeof call, id, profT_node(S, id)->type, S->conv, ninputs, noutputs,
+                        inputs, outputs, host};
+  return profU_apply(R, f, &call);
 }

@@ -1,6 +1,9 @@
-/* session.h — the profiler state's layout: module tree nodes, the call stack and accumulators. */
+/* session.h — the layouts behind prof_State: what a session registers, each thread's recorder, the snapshot. */
 #ifndef PROF_SESSION_H
 #define PROF_SESSION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "prof_internal.h"
 
@@ -11,79 +14,157 @@ typedef struct profT_Acc {
   int64_t time_ns;
 } profT_Acc;
 
+/*
+** A registered module. Nodes live in fixed-size chunks that never move, so a thread recording
+** into node k never races a registration that adds node k + 1 on another thread.
+*/
 typedef struct profT_Node {
   char *name, *type;           /* owned */
   int32_t parent, first_child, last_child, next_sibling;
   int32_t depth;
-  uint32_t flags;
-  int32_t open;                /* frames currently open on this node (recursion guard) */
+  uint32_t flags;              /* PROF_MODULE_*; set before recording starts */
   int64_t params;
-  profT_Acc incl[PROF_PHASE_COUNT];
-  profT_Acc self[PROF_PHASE_COUNT];
 } profT_Node;
 
+#define PROF_NODE_CHUNK 1024
+#define PROF_NODE_CHUNKS 4096  /* 4 M modules per session */
+
+/* What one recorder keeps of one module: its calls on that thread. */
+typedef struct profR_Slot {
+  int32_t open;                /* frames currently open on this node (recursion guard) */
+  profT_Acc incl[PROF_PHASE_COUNT];
+  profT_Acc self[PROF_PHASE_COUNT];
+} profR_Slot;
+
 /*
-** An open module call. Inclusive counts are the difference of the session's running totals
+** An open module call. Inclusive counts are the difference of the recorder's running totals
 ** between enter and exit, so an op costs O(1) whatever the depth of the stack.
 */
 typedef struct profT_Frame {
   int32_t node;
   int32_t attr_node;           /* where ops inside this frame's own body go (-1: none) */
   uint8_t counted;             /* outermost activation of node: it owns the time and counts */
-  uint8_t suppressing;         /* this frame switched suppression on (ignored, exact) */
+  uint8_t suppressing;         /* this frame switched suppression on (ignored under exact, rule) */
+  uint8_t ruled;               /* a flop rule counts this call (forward of a rule module) */
+  uint8_t rule_done;           /* prof_module_apply_rule already ran for this call */
   uint8_t phase;
   int64_t t0;
   profT_Acc start;             /* running totals of phase at enter */
 } profT_Frame;
 
-/* A C flop rule for one module type. */
+/* One recorded event, as the recorder's preallocated buffer holds it. */
+typedef struct profR_Event {
+  uint8_t kind;                /* prof_EventKind */
+  uint8_t phase;
+  int16_t op_kind;
+  int32_t module;
+  int32_t device;
+  const char *name;            /* static, or interned by the session */
+  uint64_t correlation;
+  int64_t t_begin, t_end;
+  int64_t macs, flops, bytes_read, bytes_written;
+  int64_t bytes_allocated, bytes_freed;
+} profR_Event;
+
+/* The calling thread's recording state: no other thread touches it while recording runs. */
+typedef struct profR_Recorder {
+  prof_State *S;
+  struct profR_Recorder *next; /* the session's list */
+  pthread_t thread;
+  int32_t index;               /* 0, 1, ... in creation order: the event's thread */
+  int32_t phase;               /* prof_Phase */
+  int sticky;                  /* first hot-path error since the last prof_check */
+  char sticky_msg[PROF_ERRMSG_SIZE];
+  /* call stack */
+  profT_Frame stack[PROF_STACK_MAX];
+  int32_t sp;
+  int32_t suppress;            /* > 0: ops are dropped (inside an ignored module, or a rule's) */
+  /* ops open between prof_op_begin and prof_op_end (memory attribution) */
+  prof_Op *open_ops[PROF_OP_NEST_MAX];
+  int32_t op_depth;
+  uint64_t next_correlation;
+  /* running totals */
+  profT_Acc totals[PROF_PHASE_COUNT];        /* every counted op */
+  profT_Acc unattributed[PROF_PHASE_COUNT];  /* counted ops outside every module */
+  int64_t mem_live[2], mem_peak[2];          /* PROF_DEVICE_CPU, PROF_DEVICE_CUDA */
+  /* per module: grown to the session's module count when first needed */
+  profR_Slot *slots;
+  int32_t cap_slots;
+  /* events (none when the session buffers none) */
+  profR_Event *events;
+  int64_t cap_events, n_events, dropped;
+} profR_Recorder;
+
+/* A flop rule for one module type: a C callback, or a host's trampoline (the Lua binding's). */
 typedef struct profT_Rule {
   char *type;                  /* owned */
   prof_RuleFn fn;
   void *ud;
 } profT_Rule;
 
+/* One module in the snapshot: every thread's calls merged, the ignore semantics applied. */
+typedef struct profS_Module {
+  profT_Acc incl[PROF_PHASE_COUNT];
+  profT_Acc self[PROF_PHASE_COUNT];
+  int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
+  uint8_t hidden;              /* ignored, or under exact inside an ignored subtree */
+} profS_Module;
+
+typedef struct profS_Snapshot {
+  profS_Module *modules;
+  int32_t n, cap;
+  profT_Acc totals[PROF_PHASE_COUNT];
+  profT_Acc unattributed[PROF_PHASE_COUNT];
+  int64_t mem_peak[2];
+  int64_t n_events, dropped;
+} profS_Snapshot;
+
 struct prof_State {
   prof_Alloc alloc;
   void *ud;
   char errmsg[PROF_ERRMSG_SIZE];
-  int sticky;                  /* first hot-path error since the last prof_check */
-  char sticky_msg[PROF_ERRMSG_SIZE];
+  pthread_mutex_t lock;        /* registration, rules, the recorder list: the cold paths */
+  int64_t serial;              /* tells this session from an earlier one at the same address */
   prof_Conventions conv;
-  int active;
-  prof_Phase phase;
+  atomic_int active;
+  int64_t event_capacity;      /* events per recorder; 0: only running totals */
   /* module tree */
-  profT_Node *nodes;
-  int32_t n_nodes, cap_nodes;
+  profT_Node *chunks[PROF_NODE_CHUNKS];
+  atomic_int n_nodes;
   int32_t first_root, last_root;
-  /* call stack of the (single) recording thread */
-  profT_Frame stack[PROF_STACK_MAX];
-  int32_t sp;
-  int32_t suppress;            /* > 0: ops are dropped (inside an ignored module, exact) */
-  /* C flop rules */
+  /* flop rules */
   profT_Rule *rules;
   int32_t n_rules, cap_rules;
-  /* ops open on the recording thread (prof_op_begin .. prof_op_end), for memory attribution */
-  prof_Op *open_ops[PROF_OP_NEST_MAX];
-  int32_t op_depth;
-  uint64_t next_correlation;
-  int64_t mem_live[2], mem_peak[2];          /* per device: PROF_DEVICE_CPU, PROF_DEVICE_CUDA */
-  /* counters */
-  profT_Acc totals[PROF_PHASE_COUNT];        /* every counted op */
-  profT_Acc unattributed[PROF_PHASE_COUNT];  /* counted ops outside every module */
+  /* recorders, one per thread that recorded */
+  profR_Recorder *recorders;
+  int32_t n_recorders;
+  /* merged counts (prof_snapshot, prof_stop) */
+  profS_Snapshot snap;
 };
 
-/* tree.c: node storage shared with record.c and profile_json.c */
+/* tree.c: the registry */
 PROF_INTERNAL void profT_free_nodes(prof_State *S);
-PROF_INTERNAL void profT_zero_counters(prof_State *S);
-PROF_INTERNAL int32_t profT_attr_node(const prof_State *S);
+static inline profT_Node *profT_node(const prof_State *S, int32_t k) {
+  return &S->chunks[k / PROF_NODE_CHUNK][k % PROF_NODE_CHUNK];
+}
+static inline int32_t profT_count(const prof_State *S) {
+  return atomic_load_explicit(&((prof_State *)S)->n_nodes, memory_order_acquire);
+}
+
+/* recorder.c: the calling thread's recorder */
+PROF_INTERNAL profR_Recorder *profR_lookup(prof_State *S, int create);
+PROF_INTERNAL void profR_free_all(prof_State *S);
+PROF_INTERNAL void profR_zero(profR_Recorder *R);
+/* Sets a hot-path error that prof_check reports (the first one on a thread wins). */
+PROF_INTERNAL void profR_sticky(profR_Recorder *R, int code, const char *what, prof_ModuleId id);
 
 /* rules.c */
-PROF_INTERNAL const profT_Rule *profR_find(const prof_State *S, const char *type);
-PROF_INTERNAL void profR_free(prof_State *S);
-/* Runs node k's C rule, if any, at the end of a call (k is the innermost open frame). */
-PROF_INTERNAL void profR_apply(prof_State *S, int32_t k);
-/* Sets a hot-path error that prof_check reports (the first one wins). */
-PROF_INTERNAL void profT_sticky(prof_State *S, int code, const char *what, prof_ModuleId id);
+PROF_INTERNAL const profT_Rule *profU_find(const prof_State *S, const char *type);
+PROF_INTERNAL void profU_free(prof_State *S);
+/* Runs frame f's rule (module f->node, innermost open) with the call's operands. */
+PROF_INTERNAL int profU_apply(profR_Recorder *R, profT_Frame *f, const prof_RuleCall *call);
+
+/* snapshot.c */
+PROF_INTERNAL void profS_free(prof_State *S);
 
 #endif

@@ -1,9 +1,9 @@
-/* state.c — creating and closing a profiler state, its allocator, errors and lifecycle. */
+/* state.c — creating and closing a session, its allocator, errors and lifecycle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
+#include "recorder.h"
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   (void)ud;
@@ -26,13 +26,26 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->ud = ud;
   S->conv = PROF_CONV_EXACT;
   S->first_root = S->last_root = -1;
+  atomic_init(&S->active, 0);
+  atomic_init(&S->n_nodes, 0);
+  if (pthread_mutex_init(&S->lock, NULL) != 0) {
+    f(ud, S, sizeof *S, 0);
+    return NULL;
+  }
+  /* Threads cache (session, serial) -> recorder; a session made later at this same address must
+     not match an old entry: creation time, plus a per-thread count for two in one tick. */
+  static _Thread_local int64_t made_here;
+  S->serial = profI_now_ns() * 64 + (++made_here & 63);
   return S;
 }
 
 void prof_close(prof_State *S) {
   if (S == NULL) return;
+  profR_free_all(S);
+  profS_free(S);
   profT_free_nodes(S);
-  profR_free(S);
+  profU_free(S);
+  pthread_mutex_destroy(&S->lock);
   S->alloc(S->ud, S, sizeof *S, 0);
 }
 
@@ -87,48 +100,45 @@ int prof_conventions_parse(const char *name) {
   return -1;
 }
 
+int prof_set_event_capacity(prof_State *S, int64_t capacity) {
+  if (capacity < 0)
+    return profI_error(S, PROF_ERRARG, "prof_set_event_capacity: negative capacity %lld",
+                       (long long)capacity);
+  if (profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_set_event_capacity: the session is active");
+  S->event_capacity = capacity;
+  return PROF_OK;
+}
+
 int prof_start(prof_State *S) {
-  if (S->active) return profI_error(S, PROF_ERRSTATE, "prof_start: the session is already active");
+  if (profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_start: the session is already active");
+  int rc = profR_resize_events(S);
+  if (rc != PROF_OK) return rc;
   prof_reset(S);
-  S->active = 1;
+  atomic_store(&S->active, 1);
   return PROF_OK;
 }
 
 int prof_stop(prof_State *S) {
-  if (!S->active) return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
-  S->active = 0;
-  return PROF_OK;
+  if (!profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
+  atomic_store(&S->active, 0);
+  return prof_snapshot(S);
 }
 
-int prof_is_active(const prof_State *S) { return S->active; }
+int prof_is_active(const prof_State *S) { return profR_active(S); }
 
 void prof_reset(prof_State *S) {
-  profT_zero_counters(S);
-  S->sp = 0;
-  S->op_depth = 0;
-  S->suppress = 0;
-  S->sticky = PROF_OK;
-  S->sticky_msg[0] = '\0';
-  for (int32_t i = 0; i < S->n_nodes; i++) S->nodes[i].open = 0;
+  pthread_mutex_lock(&S->lock);
+  for (profR_Recorder *R = S->recorders; R != NULL; R = R->next) profR_zero(R);
+  pthread_mutex_unlock(&S->lock);
+  profS_free(S);
 }
 
 void prof_clear(prof_State *S) {
-  profT_free_nodes(S);
   prof_reset(S);
-}
-
-void prof_set_phase(prof_State *S, prof_Phase phase) {
-  if ((unsigned)phase < PROF_PHASE_COUNT) S->phase = phase;
-}
-
-prof_Phase prof_get_phase(const prof_State *S) { return S->phase; }
-
-int prof_check(prof_State *S) {
-  int code = S->sticky;
-  if (code != PROF_OK) {
-    memcpy(S->errmsg, S->sticky_msg, sizeof S->errmsg);
-    S->sticky = PROF_OK;
-    S->sticky_msg[0] = '\0';
-  }
-  return code;
+  pthread_mutex_lock(&S->lock);
+  profT_free_nodes(S);
+  pthread_mutex_unlock(&S->lock);
 }

@@ -10,7 +10,7 @@ local HOST = [[
 int main(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_ModuleId net, fc;
-  prof_ModuleInfo info;
+  prof_ModuleInfo info = {.size = sizeof info};
   prof_Op op = {.kind = PROF_OP_LINEAR, .ninputs = 3, .flags = PROF_OPF_BIAS};
   if (S == NULL || prof_module_add(S, PROF_NO_MODULE, "", "Net", 110, &net) != PROF_OK ||
       prof_module_add(S, net, "fc", "Linear", 110, &fc) != PROF_OK || prof_start(S) != PROF_OK)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "lrules.h"
 
 static LState *check_open(lua_State *L, int idx) {
   LState *s = luaL_checkudata(L, idx, LBIND_STATE);
@@ -34,7 +35,7 @@ static lua_State *main_thread(lua_State *L) {
 
 static int s_new(lua_State *L) {
   /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
-  LState *s = lua_newuserdatauv(L, sizeof *s, 0);
+  LState *s = lua_newuserdatauv(L, sizeof *s, 1);   /* user value: its Lua rules */
   s->S = NULL;
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
@@ -159,15 +160,6 @@ static int s_check(lua_State *L) {
   return 1;
 }
 
-static int s_add_counts(lua_State *L) {
-  prof_State *S = check_S(L);
-  prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
-  int64_t c[4];
-  for (int i = 0; i < 4; i++) c[i] = (int64_t)luaL_optinteger(L, 3 + i, 0);
-  if (prof_module_add_counts(S, id, c[0], c[1], c[2], c[3]) != PROF_OK) return fail(L, S);
-  return 0;
-}
-
 static int s_path(lua_State *L) {
   prof_State *S = check_S(L);
   char buf[1024];
@@ -182,6 +174,13 @@ static int s_current(lua_State *L) {
   if (id == PROF_NO_MODULE) lua_pushnil(L);
   else lua_pushinteger(L, id);
   return 1;
+}
+
+/* The state, its snapshot brought up to date when counts are read while it records. */
+static prof_State *snapshot_S(lua_State *L) {
+  prof_State *S = check_S(L);
+  if (prof_is_active(S) && prof_snapshot(S) != PROF_OK) fail(L, S);
+  return S;
 }
 
 static void set_int(lua_State *L, const char *k, int64_t v) {
@@ -207,13 +206,13 @@ static const char *const phase_keys[PROF_PHASE_COUNT] = {"fwd", "bwd", "step"};
 
 /* Returns every module in pre-order as plain tables (copies: no core pointer escapes). */
 static int s_modules(lua_State *L) {
-  prof_State *S = check_S(L);
+  prof_State *S = snapshot_S(L);
   int32_t n = prof_module_count(S);
   prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(n > 0 ? n : 1), 0);
   prof_module_preorder(S, ids, n);
   lua_createtable(L, n, 0);
   for (int32_t i = 0; i < n; i++) {
-    prof_ModuleInfo info;
+    prof_ModuleInfo info = {.size = sizeof info};
     prof_module_info(S, ids[i], &info);
     lua_createtable(L, 0, 12);
     set_int(L, "id", info.id);
@@ -228,6 +227,9 @@ static int s_modules(lua_State *L) {
     lua_setfield(L, -2, "ignored");
     lua_pushboolean(L, (info.flags & PROF_MODULE_RULE) != 0);
     lua_setfield(L, -2, "rule");
+    lua_pushboolean(L, info.hidden);
+    lua_setfield(L, -2, "hidden");
+    set_int(L, "params_counted", info.params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       push_counts(L, &info.phase[p]);
       lua_setfield(L, -2, phase_keys[p]);
@@ -238,7 +240,7 @@ static int s_modules(lua_State *L) {
 }
 
 static int s_totals(lua_State *L) {
-  prof_State *S = check_S(L);
+  prof_State *S = snapshot_S(L);
   static const char *const names[] = {"forward", "backward", "step", NULL};
   prof_Counts c;
   prof_totals(S, (prof_Phase)luaL_checkoption(L, 2, "forward", names), &c);
@@ -258,7 +260,7 @@ static double opt_seconds(lua_State *L, int idx, const char *k) {
 
 /* S:profile_json{device=, mp_size=, ...}: the core's own JSON document, for parity checks. */
 static int s_profile_json(lua_State *L) {
-  prof_State *S = check_S(L);
+  prof_State *S = snapshot_S(L);
   prof_RunInfo info;
   prof_runinfo_init(&info);
   info.device = lbind_opt_str(L, 2, "device", "cpu");
@@ -327,7 +329,8 @@ void lbind_open_state(lua_State *L) {
       {"clear", s_clear}, {"active", s_active}, {"set_conventions", s_set_conventions},
       {"conventions", s_conventions}, {"set_phase", s_set_phase}, {"add_module", s_add_module},
       {"set_module_flags", s_set_module_flags}, {"enter", s_enter}, {"exit", s_exit},
-      {"check", s_check}, {"add_counts", s_add_counts}, {"path", s_path},
+      {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
+      {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
       {"profile_json", s_profile_json}, {NULL, NULL}};
   static const luaL_Reg metamethods[] = {

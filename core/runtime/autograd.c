@@ -167,7 +167,7 @@ static void move_to(prof_State *S, Frames *f, prof_ModuleId m) {
   int depth = 0;
   for (prof_ModuleId k = m; k >= 0 && depth < (int)(sizeof chain / sizeof chain[0]);) {
     chain[depth++] = k;
-    prof_ModuleInfo info;
+    prof_ModuleInfo info = {.size = sizeof info};
     if (prof_module_info(S, k, &info) != PROF_OK) break;
     k = info.parent;
   }

@@ -32,9 +32,17 @@ local function model_device(model)
   return p and p.device or core.default_device()
 end
 
--- Registers the model's tree with the core: each module once, at its first path. Returns
--- module -> id, id -> module and module -> flop rule.
-local function register(S, model, matcher, type_rules)
+-- Registers the model's tree with the core: each module once, at its first path, and the Lua
+-- rules into the core's rule registry (one trampoline per type). Returns module -> id,
+-- id -> module and module -> flop rule.
+local function register(S, model, matcher, type_rules, old_types)
+  for _, typename in ipairs(old_types) do S:register_rule(typename, nil) end
+  for typename, rule in pairs(type_rules) do
+    S:register_rule(typename, function(m, inputs, output, conventions)
+      local id = hooks.ids[m]
+      return rules.apply(rule, m, S:path(id), inputs, output, { conventions = conventions })
+    end)
+  end
   local ids, objects, ruled = {}, {}, {}
   local function walk(m, parent, name, path)
     if ids[m] ~= nil then return end
@@ -42,7 +50,7 @@ local function register(S, model, matcher, type_rules)
     ids[m] = id
     objects[id] = m
     ruled[m] = type_rules[m.__name]
-    S:set_module_flags(id, { ignored = matcher(path, m), rule = ruled[m] ~= nil })
+    S:set_module_flags(id, { ignored = matcher(path, m) })
     for _, pair in ipairs(m:named_children()) do
       walk(pair[2], id, pair[1], path == "" and pair[1] or path .. "." .. pair[1])
     end
@@ -51,12 +59,10 @@ local function register(S, model, matcher, type_rules)
   return ids, objects, ruled
 end
 
--- Adds a rule's counts for one call of module id (called by nn.Module inside the call's frame).
-local function apply_rule(rule, m, id, inputs, output)
-  local S = hooks.S
-  local macs, flops, br, bw = rules.apply(rule, m, S:path(id), inputs, output,
-    { conventions = S:conventions() })
-  S:add_counts(id, macs, flops, br, bw)
+-- Runs module id's rule for one call through the core's registry (called by nn.Module inside the
+-- call's frame, with the call's values).
+local function apply_rule(_, m, id, inputs, output)
+  hooks.S:apply_rule(id, m, inputs, output)
 end
 
 -- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
@@ -72,7 +78,9 @@ function FlopsProfiler:start_profile(ignore_list)
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
   self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
-    type_rules)
+    type_rules, self.rule_types or {})
+  self.rule_types = {}
+  for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
@@ -140,7 +148,6 @@ function FlopsProfiler:profile(extra)
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
   local timed = self.device ~= "meta"
-  local exact = S:conventions() == "exact"
   local rows = S:modules()
   local index = {}
   local modules = {}
@@ -148,32 +155,20 @@ function FlopsProfiler:profile(extra)
     index[r.id] = i
     local m = self.objects[r.id]
     local parent = r.parent and index[r.parent]
-    local hidden = r.ignored or (exact and parent ~= nil and modules[parent].hidden) or false
+    -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
     modules[i] = {
       index = i, parent = parent, children = {},
       name = r.name, path = S:path(r.id), type = r.type, depth = r.depth,
-      params = r.params, macs = r.fwd.macs, flops = r.fwd.flops,
+      params = r.params_counted, macs = r.fwd.macs, flops = r.fwd.flops,
       bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
       fwd_latency_s = timed and r.fwd.time_ns > 0 and r.fwd.time_ns / 1e9 or nil,
       bwd_latency_s = timed and r.bwd.time_ns > 0 and r.bwd.time_ns / 1e9 or nil,
       bwd_flops = r.bwd.calls > 0 and r.bwd.flops or nil,
       extra_repr = m and m:extra_repr() or "",
-      hidden = hidden and i > 1,
+      hidden = r.hidden,
       fold = r.type == "ModuleList",
     }
     if parent then table.insert(modules[parent].children, i) end
-  end
-  -- exact conventions: an ignored subtree leaves the totals, its parameters included
-  if exact then
-    for _, m in ipairs(modules) do
-      if m.hidden and m.parent and not modules[m.parent].hidden then
-        local a = modules[m.parent]
-        while a do
-          a.params = a.params - m.params
-          a = a.parent and modules[a.parent]
-        end
-      end
-    end
   end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
   local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1

@@ -11,15 +11,15 @@ static void op(prof_State *S, int64_t flops) {
 }
 
 static int64_t flops_of(prof_State *S, prof_ModuleId id) {
-  prof_ModuleInfo i;
+  prof_ModuleInfo i = {.size = sizeof i};
   prof_module_info(S, id, &i);
   return i.phase[PROF_PHASE_FORWARD].flops;
 }
 
 /* A fused attention kernel the host cannot see into: 1000 MACs per call, said by the host. */
-static int fused_rule(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts *out) {
+static int fused_rule(void *ud, prof_State *S, const prof_RuleCall *call, prof_RuleCounts *out) {
   (void)S;
-  (void)id;
+  (void)call;
   int *calls = ud;
   (*calls)++;
   out->macs = 1000;
@@ -28,13 +28,13 @@ static int fused_rule(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts
   return 0;
 }
 
-static int failing_rule(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts *out) {
-  (void)ud, (void)S, (void)id, (void)out;
+static int failing_rule(void *ud, prof_State *S, const prof_RuleCall *call, prof_RuleCounts *out) {
+  (void)ud, (void)S, (void)call, (void)out;
   return 1;
 }
 
-static int negative_rule(void *ud, prof_State *S, prof_ModuleId id, prof_RuleCounts *out) {
-  (void)ud, (void)S, (void)id;
+static int negative_rule(void *ud, prof_State *S, const prof_RuleCall *call, prof_RuleCounts *out) {
+  (void)ud, (void)S, (void)call;
   out->flops = -5;
   return 0;
 }
@@ -72,7 +72,7 @@ static void test_rule_replaces_inner_ops(void) {
     T_EQ_INT(flops_of(S, attn), 4000);          /* 2 calls x 2000 */
     T_EQ_INT(flops_of(S, inner), 0);
     T_EQ_INT(flops_of(S, root), 4010);          /* 10 + 4000, the inner 214 never counted */
-    prof_ModuleInfo i;
+    prof_ModuleInfo i = {.size = sizeof i};
     prof_module_info(S, attn, &i);
     T_EQ_INT(i.phase[0].macs, 2000);
     T_EQ_INT(i.phase[0].self_flops, 4000);

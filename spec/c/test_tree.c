@@ -16,7 +16,7 @@ static void op(prof_State *S, int64_t macs, int64_t flops) {
 }
 
 static prof_ModuleInfo info(prof_State *S, prof_ModuleId id) {
-  prof_ModuleInfo i;
+  prof_ModuleInfo i = {.size = sizeof i};
   prof_module_info(S, id, &i);
   return i;
 }
@@ -275,7 +275,8 @@ static void test_lifecycle_errors(void) {
   T_CONTAINS(prof_errmsg(S), "not active");
   T_EQ_INT(prof_start(S), PROF_OK);
   T_EQ_INT(prof_start(S), PROF_ERRSTATE);
-  T_EQ_INT(prof_module_add_counts(S, 3, 1, 1, 0, 0), PROF_ERRARG);
+  T_EQ_INT(prof_module_apply_rule(S, 3, NULL, 0, NULL, 0, NULL), PROF_ERRSTATE);
+  T_EQ_INT(prof_set_event_capacity(S, 10), PROF_ERRSTATE);
   T_EQ_INT(prof_set_conventions(S, (prof_Conventions)7), PROF_ERRARG);
   T_EQ_INT(prof_conventions_parse("deepspeed"), PROF_CONV_DEEPSPEED);
   T_EQ_INT(prof_conventions_parse("fast"), -1);

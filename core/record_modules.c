@@ -1,0 +1,117 @@
+/* record_modules.c — module enter/exit on the calling thread's recorder: the per-call hot path. */
+#include <string.h>
+
+#include "recorder.h"
+
+/* Appends a module or op event when the recorder buffers them; a full buffer counts a drop. */
+void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now) {
+  if (R->n_events >= R->cap_events) {
+    if (R->cap_events > 0) R->dropped++;
+    return;
+  }
+  const profT_Acc *tot = &R->totals[f->phase];
+  profR_Event *e = &R->events[R->n_events++];
+  e->kind = PROF_EVENT_MODULE;
+  e->phase = f->phase;
+  e->op_kind = -1;
+  e->module = f->node;
+  e->device = 0;
+  e->name = profT_node(R->S, f->node)->type;
+  e->correlation = 0;
+  e->t_begin = f->t0;
+  e->t_end = now;
+  e->macs = tot->macs - f->start.macs;
+  e->flops = tot->flops - f->start.flops;
+  e->bytes_read = tot->bytes_read - f->start.bytes_read;
+  e->bytes_written = tot->bytes_written - f->start.bytes_written;
+  e->bytes_allocated = e->bytes_freed = 0;
+}
+
+void prof_module_enter(prof_State *S, prof_ModuleId id) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;   /* out of memory for the thread's recorder: nothing can record */
+  if (id < 0 || id >= profT_count(S)) {
+    profR_sticky(R, PROF_ERRARG, "prof_module_enter: unknown module id", id);
+    return;
+  }
+  if (R->sp == PROF_STACK_MAX) {
+    profR_sticky(R, PROF_ERRSTATE, "prof_module_enter: module stack overflow", id);
+    return;
+  }
+  profR_Slot *slot = profR_slot(R, id);
+  if (slot == NULL) {
+    profR_sticky(R, PROF_ERRMEM, "prof_module_enter: out of memory for the thread's counters", id);
+    return;
+  }
+  const profT_Node *node = profT_node(S, id);
+  profT_Frame *f = &R->stack[R->sp++];
+  int32_t outer_attr = R->sp > 1 ? f[-1].attr_node : -1;
+  int ignored = (node->flags & PROF_MODULE_IGNORED) != 0;
+  f->node = id;
+  f->phase = (uint8_t)R->phase;
+  f->counted = slot->open == 0 && !ignored;
+  /* a rule replaces what its module's forward runs (its backward is measured op by op); an
+     ignored module is never ruled */
+  f->ruled = f->counted && (node->flags & PROF_MODULE_RULE) != 0 && R->phase == PROF_PHASE_FORWARD;
+  f->rule_done = 0;
+  /* exact conventions drop what an ignored module runs */
+  f->suppressing = (ignored && S->conv == PROF_CONV_EXACT) || f->ruled;
+  /* DeepSpeed gives an ignored module no frame: its own ops land in the enclosing module. */
+  f->attr_node = ignored ? outer_attr : id;
+  slot->open++;
+  if (f->suppressing) R->suppress++;
+  if (!profR_active(S)) return;
+  if (f->counted) slot->incl[f->phase].calls++;
+  f->start = R->totals[f->phase];
+  f->t0 = profI_now_ns();
+}
+
+/* Closes the innermost frame. Its rule runs (without operands) unless apply_rule ran it, or the
+   frame is being unwound by an outer exit: a call that failed has no counts to give. */
+static void close_frame(profR_Recorder *R, int64_t now, int active, int unwinding) {
+  profT_Frame *f = &R->stack[R->sp - 1];
+  if (active && f->ruled && !f->rule_done && !unwinding && profU_apply(R, f, NULL) != PROF_OK)
+    profR_sticky(R, PROF_ERRARG, R->S->errmsg, f->node);
+  R->sp--;
+  profR_Slot *slot = &R->slots[f->node];
+  slot->open--;
+  if (f->suppressing) R->suppress--;
+  if (!active || !f->counted) return;
+  profT_Acc *in = &slot->incl[f->phase];
+  const profT_Acc *tot = &R->totals[f->phase];
+  in->macs += tot->macs - f->start.macs;
+  in->flops += tot->flops - f->start.flops;
+  in->bytes_read += tot->bytes_read - f->start.bytes_read;
+  in->bytes_written += tot->bytes_written - f->start.bytes_written;
+  in->time_ns += now - f->t0;
+  if (R->cap_events > 0) profR_push_module(R, f, now);
+}
+
+void prof_module_exit(prof_State *S, prof_ModuleId id) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  int32_t k = R->sp - 1;
+  while (k >= 0 && R->stack[k].node != id) k--;
+  if (k < 0) {
+    profR_sticky(R, PROF_ERRSTATE, "prof_module_exit: module is not open", id);
+    return;
+  }
+  if (k != R->sp - 1)
+    profR_sticky(R, PROF_ERRSTATE, "prof_module_exit: inner modules left open", id);
+  int active = profR_active(S);
+  int64_t now = active ? profI_now_ns() : 0;
+  while (R->sp > k) close_frame(R, now, active, R->sp - 1 != k);
+}
+
+int prof_module_enter_named(prof_State *S, const char *name, const char *type,
+                            prof_ModuleId *id) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return profI_error(S, PROF_ERRMEM, "prof_module_enter_named: out of memory");
+  prof_ModuleId parent = R->sp > 0 ? R->stack[R->sp - 1].node : PROF_NO_MODULE;
+  prof_ModuleId c;
+  int rc = profT_child_named(S, parent, name, type, &c);
+  if (rc != PROF_OK) return rc;
+  prof_module_enter(S, c);
+  if (id != NULL) *id = c;
+  return PROF_OK;
+}

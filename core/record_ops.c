@@ -1,0 +1,132 @@
+/* record_ops.c — ops and memory on the calling thread's recorder: counting, attribution, events. */
+#include <string.h>
+
+#include "recorder.h"
+
+int prof_op_count(prof_State *S, prof_Op *op) {
+  return profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
+}
+
+/* Adds to the recorder's totals (every open frame sees them at exit) and to node k's own counts. */
+void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops, int64_t br,
+               int64_t bw) {
+  profT_Acc *tot = &R->totals[R->phase];
+  tot->calls++;
+  tot->macs += macs;
+  tot->flops += flops;
+  tot->bytes_read += br;
+  tot->bytes_written += bw;
+  /* k < cap_slots: k is an open frame's node, and entering it grew the slots */
+  profT_Acc *self = k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase];
+  self->calls++;
+  self->macs += macs;
+  self->flops += flops;
+  self->bytes_read += br;
+  self->bytes_written += bw;
+}
+
+static int32_t attr_node(const profR_Recorder *R) {
+  return R->sp > 0 ? R->stack[R->sp - 1].attr_node : -1;
+}
+
+static void push_op(profR_Recorder *R, const prof_Op *op) {
+  if (R->n_events >= R->cap_events) {
+    R->dropped++;
+    return;
+  }
+  profR_Event *e = &R->events[R->n_events++];
+  e->kind = PROF_EVENT_OP;
+  e->phase = (uint8_t)R->phase;
+  e->op_kind = (int16_t)op->kind;
+  e->module = attr_node(R);
+  e->device = op->device;
+  e->name = op->name != NULL ? op->name : prof_op_kind_name(op->kind);
+  e->correlation = op->correlation;
+  e->t_begin = op->t_begin_ns;
+  e->t_end = op->t_end_ns;
+  e->macs = op->macs;
+  e->flops = op->flops;
+  e->bytes_read = op->bytes_read;
+  e->bytes_written = op->bytes_written;
+  e->bytes_allocated = op->bytes_allocated;
+  e->bytes_freed = op->bytes_freed;
+}
+
+int prof_op_record(prof_State *S, prof_Op *op) {
+  if (!profR_active(S)) return PROF_OK;
+  if (op->kind != PROF_OP_CUSTOM) {
+    int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
+    if (rc != PROF_OK) return rc;
+  }
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL || R->suppress > 0) return PROF_OK;
+  profR_add(R, attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
+  if (R->cap_events > 0) {
+    op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
+    op->t_begin_ns = op->t_end_ns = profI_now_ns();
+    op->bytes_allocated = op->bytes_freed = 0;
+    push_op(R, op);
+  }
+  return PROF_OK;
+}
+
+int prof_op_begin(prof_State *S, prof_Op *op) {
+  op->correlation = 0;
+  op->t_begin_ns = op->t_end_ns = 0;
+  op->bytes_allocated = op->bytes_freed = 0;
+  if (!profR_active(S)) return PROF_OK;
+  if (op->kind != PROF_OP_CUSTOM) {
+    int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
+    if (rc != PROF_OK) return rc;
+  }
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return PROF_OK;
+  /* unique within the session without a shared counter: the thread's index in the high bits */
+  op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
+  if (R->cap_events > 0) op->t_begin_ns = profI_now_ns();
+  if (R->op_depth < PROF_OP_NEST_MAX) R->open_ops[R->op_depth] = op;
+  R->op_depth++;
+  return PROF_OK;
+}
+
+void prof_op_end(prof_State *S, prof_Op *op) {
+  if (!profR_active(S) || op->correlation == 0) return;
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  if (R->op_depth > 0) R->op_depth--;
+  if (R->suppress > 0) return;
+  profR_add(R, attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
+  if (R->cap_events > 0) {
+    op->t_end_ns = profI_now_ns();
+    push_op(R, op);
+  }
+}
+
+static int device_slot(int32_t device) { return device == PROF_DEVICE_CUDA ? 1 : 0; }
+
+static prof_Op *open_op(profR_Recorder *R) {
+  int32_t k = R->op_depth < PROF_OP_NEST_MAX ? R->op_depth : PROF_OP_NEST_MAX;
+  return k > 0 ? R->open_ops[k - 1] : NULL;
+}
+
+void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
+  (void)ptr;
+  if (!profR_active(S)) return;
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  int d = device_slot(device);
+  R->mem_live[d] += bytes;
+  if (R->mem_live[d] > R->mem_peak[d]) R->mem_peak[d] = R->mem_live[d];
+  prof_Op *op = open_op(R);
+  if (op != NULL) op->bytes_allocated += bytes;
+}
+
+void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
+  (void)ptr;
+  if (!profR_active(S)) return;
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  R->mem_live[device_slot(device)] -= bytes;
+  prof_Op *op = open_op(R);
+  if (op != NULL) op->bytes_freed += bytes;
+}

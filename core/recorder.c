@@ -1,0 +1,154 @@
+/* recorder.c — each thread's recorder: found through thread-local storage, made on first use, freed with the session. */
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+#include "recorder.h"
+
+/*
+** The one piece of per-thread state outside a session: which recorder this thread used last.
+** serial guards against a new session allocated where a closed one was.
+*/
+_Thread_local profR_Cache profR_cache;
+
+static int grow_events(profR_Recorder *R, int64_t cap) {
+  prof_State *S = R->S;
+  if (cap == R->cap_events) return PROF_OK;
+  profR_Event *e = profI_realloc(S, R->events, sizeof *e * (size_t)R->cap_events,
+                                 sizeof *e * (size_t)cap);
+  if (e == NULL && cap > 0) return PROF_ERRMEM;
+  R->events = e;
+  R->cap_events = cap;
+  if (R->n_events > cap) R->n_events = cap;
+  return PROF_OK;
+}
+
+int profR_grow_slots(profR_Recorder *R, int32_t need) {
+  prof_State *S = R->S;
+  int32_t n = profT_count(S);
+  int32_t cap = need > n ? need : n;
+  if (cap < 64) cap = 64;
+  if (cap <= R->cap_slots) return PROF_OK;
+  if (cap < 2 * R->cap_slots) cap = 2 * R->cap_slots;
+  profR_Slot *s = profI_realloc(S, R->slots, sizeof *s * (size_t)R->cap_slots,
+                                sizeof *s * (size_t)cap);
+  if (s == NULL) return PROF_ERRMEM;
+  memset(s + R->cap_slots, 0, sizeof *s * (size_t)(cap - R->cap_slots));
+  R->slots = s;
+  R->cap_slots = cap;
+  return PROF_OK;
+}
+
+static profR_Recorder *create(prof_State *S) {
+  profR_Recorder *R = profI_alloc(S, sizeof *R);
+  if (R == NULL) return NULL;
+  memset(R, 0, sizeof *R);
+  R->S = S;
+  R->thread = pthread_self();
+  R->phase = PROF_PHASE_FORWARD;
+  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK) {
+    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
+    profI_free(S, R, sizeof *R);
+    return NULL;
+  }
+  R->index = S->n_recorders++;
+  /* appended, so the list stays in creation order (events and sticky errors read it so) */
+  profR_Recorder **tail = &S->recorders;
+  while (*tail != NULL) tail = &(*tail)->next;
+  *tail = R;
+  return R;
+}
+
+profR_Recorder *profR_lookup(prof_State *S, int make) {
+  profR_Recorder *R;
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&S->lock);
+  for (R = S->recorders; R != NULL; R = R->next)
+    if (pthread_equal(R->thread, self)) break;
+  if (R == NULL && make) R = create(S);
+  pthread_mutex_unlock(&S->lock);
+  if (R != NULL) {
+    profR_cache.S = S;
+    profR_cache.serial = S->serial;
+    profR_cache.R = R;
+  }
+  return R;
+}
+
+void profR_free_all(prof_State *S) {
+  profR_Recorder *R = S->recorders;
+  while (R != NULL) {
+    profR_Recorder *next = R->next;
+    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
+    profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
+    profI_free(S, R, sizeof *R);
+    R = next;
+  }
+  S->recorders = NULL;
+  S->n_recorders = 0;
+  if (profR_cache.S == S) profR_cache.S = NULL;
+}
+
+void profR_zero(profR_Recorder *R) {
+  memset(R->slots, 0, sizeof *R->slots * (size_t)R->cap_slots);
+  memset(R->totals, 0, sizeof R->totals);
+  memset(R->unattributed, 0, sizeof R->unattributed);
+  memset(R->mem_live, 0, sizeof R->mem_live);
+  memset(R->mem_peak, 0, sizeof R->mem_peak);
+  R->sp = 0;
+  R->suppress = 0;
+  R->op_depth = 0;
+  R->n_events = 0;
+  R->dropped = 0;
+  R->sticky = PROF_OK;
+  R->sticky_msg[0] = '\0';
+}
+
+/* Resizes every recorder's event buffer to the session's capacity (cold: between runs). */
+int profR_resize_events(prof_State *S) {
+  for (profR_Recorder *R = S->recorders; R != NULL; R = R->next)
+    if (grow_events(R, S->event_capacity) != PROF_OK)
+      return profI_error(S, PROF_ERRMEM, "prof_start: out of memory for %lld events per thread",
+                         (long long)S->event_capacity);
+  return PROF_OK;
+}
+
+/* The first hot-path error wins; later ones would only hide its cause. */
+void profR_sticky(profR_Recorder *R, int code, const char *what, prof_ModuleId id) {
+  if (R->sticky != PROF_OK) return;
+  R->sticky = code;
+  char path[256];
+  if (prof_module_path(R->S, id, path, sizeof path) < 0) strcpy(path, "?");
+  snprintf(R->sticky_msg, sizeof R->sticky_msg, "%s (module id %d, path \"%s\")", what, (int)id,
+           path);
+}
+
+int prof_check(prof_State *S) {
+  int code = PROF_OK;
+  pthread_mutex_lock(&S->lock);
+  for (profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
+    if (R->sticky != PROF_OK && code == PROF_OK) {
+      code = R->sticky;
+      memcpy(S->errmsg, R->sticky_msg, sizeof S->errmsg);
+    }
+    R->sticky = PROF_OK;
+    R->sticky_msg[0] = '\0';
+  }
+  pthread_mutex_unlock(&S->lock);
+  return code;
+}
+
+void prof_set_phase(prof_State *S, prof_Phase phase) {
+  profR_Recorder *R = profR_get(S);
+  if (R != NULL && (unsigned)phase < PROF_PHASE_COUNT) R->phase = phase;
+}
+
+prof_Phase prof_get_phase(const prof_State *S) {
+  profR_Recorder *R = profR_find((prof_State *)S);
+  return R != NULL ? (prof_Phase)R->phase : PROF_PHASE_FORWARD;
+}
+
+prof_ModuleId prof_module_current(const prof_State *S) {
+  profR_Recorder *R = profR_find((prof_State *)S);
+  return R != NULL && R->sp > 0 ? R->stack[R->sp - 1].node : PROF_NO_MODULE;
+}

@@ -1,0 +1,51 @@
+/* recorder.h — finding the calling thread's recorder on the hot path: one thread-local cache entry. */
+#ifndef PROF_RECORDER_H
+#define PROF_RECORDER_H
+
+#include "session.h"
+
+typedef struct profR_Cache {
+  const prof_State *S;
+  int64_t serial;
+  profR_Recorder *R;
+} profR_Cache;
+
+PROF_INTERNAL _Thread_local profR_Cache profR_cache;
+
+/* Grows R's per-module slots to hold module need - 1 (and every module registered so far). */
+PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need);
+/* Gives every recorder an event buffer of the session's capacity. */
+PROF_INTERNAL int profR_resize_events(prof_State *S);
+
+/* record_*.c: counts and events */
+PROF_INTERNAL void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops,
+                             int64_t bytes_read, int64_t bytes_written);
+PROF_INTERNAL void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now);
+
+/* tree.c: the child of parent called name (a root when parent is PROF_NO_MODULE), added if new */
+PROF_INTERNAL int profT_child_named(prof_State *S, prof_ModuleId parent, const char *name,
+                                    const char *type, prof_ModuleId *id);
+
+/* The calling thread's recorder, made on first use; NULL only when out of memory. */
+static inline profR_Recorder *profR_get(prof_State *S) {
+  if (profR_cache.S == S && profR_cache.serial == S->serial) return profR_cache.R;
+  return profR_lookup(S, 1);
+}
+
+/* The calling thread's recorder if it has one (readers never make one). */
+static inline profR_Recorder *profR_find(prof_State *S) {
+  if (profR_cache.S == S && profR_cache.serial == S->serial) return profR_cache.R;
+  return profR_lookup(S, 0);
+}
+
+/* Slot k of R, grown on the first record of a module registered after R's last growth. */
+static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
+  if (k >= R->cap_slots && profR_grow_slots(R, k + 1) != PROF_OK) return NULL;
+  return &R->slots[k];
+}
+
+static inline int profR_active(const prof_State *S) {
+  return atomic_load_explicit(&((prof_State *)S)->active, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,174 @@
+/* snapshot.c — stop -> plain data: every thread's counts merged, containers summed, ignore semantics applied. */
+#include <string.h>
+
+#include "recorder.h"
+
+void profS_free(prof_State *S) {
+  profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
+  memset(&S->snap, 0, sizeof S->snap);
+}
+
+static void acc_add(profT_Acc *a, const profT_Acc *b) {
+  a->calls += b->calls;
+  a->macs += b->macs;
+  a->flops += b->flops;
+  a->bytes_read += b->bytes_read;
+  a->bytes_written += b->bytes_written;
+  a->time_ns += b->time_ns;
+}
+
+/* Inclusive counts and time of a container, summed from its children (not their calls). */
+static void acc_add_counts(profT_Acc *a, const profT_Acc *b) {
+  a->macs += b->macs;
+  a->flops += b->flops;
+  a->bytes_read += b->bytes_read;
+  a->bytes_written += b->bytes_written;
+  a->time_ns += b->time_ns;
+}
+
+int prof_snapshot(prof_State *S) {
+  profS_Snapshot *snap = &S->snap;
+  int32_t n = profT_count(S);
+  if (n > snap->cap) {
+    profS_Module *m = profI_realloc(S, snap->modules, sizeof *m * (size_t)snap->cap,
+                                    sizeof *m * (size_t)n);
+    if (m == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+    snap->modules = m;
+    snap->cap = n;
+  }
+  snap->n = n;
+  memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
+  memset(snap->totals, 0, sizeof snap->totals);
+  memset(snap->unattributed, 0, sizeof snap->unattributed);
+  memset(snap->mem_peak, 0, sizeof snap->mem_peak);
+  snap->n_events = snap->dropped = 0;
+  pthread_mutex_lock(&S->lock);
+  for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
+    int32_t m = R->cap_slots < n ? R->cap_slots : n;
+    for (int32_t k = 0; k < m; k++)
+      for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+        acc_add(&snap->modules[k].incl[p], &R->slots[k].incl[p]);
+        acc_add(&snap->modules[k].self[p], &R->slots[k].self[p]);
+      }
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      acc_add(&snap->totals[p], &R->totals[p]);
+      acc_add(&snap->unattributed[p], &R->unattributed[p]);
+    }
+    for (int d = 0; d < 2; d++)
+      if (R->mem_peak[d] > snap->mem_peak[d]) snap->mem_peak[d] = R->mem_peak[d];
+    snap->n_events += R->n_events;
+    snap->dropped += R->dropped;
+  }
+  pthread_mutex_unlock(&S->lock);
+  /* Children have larger ids than their parents, so one backward pass sees every child final
+     before its parent. A module never called itself (a ModuleList, a ModuleDict) still holds its
+     children: its inclusive counts and time are theirs, summed, as DeepSpeed's recursion gives. */
+  int exact = S->conv == PROF_CONV_EXACT;
+  int64_t *removed = NULL;
+  size_t rbytes = sizeof *removed * (size_t)(n > 0 ? n : 1);
+  if (exact && (removed = profI_alloc(S, rbytes)) == NULL)
+    return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+  if (removed != NULL) memset(removed, 0, rbytes);
+  /* hidden: forward pass (parents first) */
+  for (int32_t k = 0; k < n; k++) {
+    const profT_Node *node = profT_node(S, k);
+    int ignored = (node->flags & PROF_MODULE_IGNORED) != 0;
+    int parent_hidden = node->parent >= 0 && snap->modules[node->parent].hidden;
+    snap->modules[k].hidden = node->parent >= 0 && (ignored || (exact && parent_hidden));
+  }
+  for (int32_t k = n - 1; k >= 0; k--) {
+    const profT_Node *node = profT_node(S, k);
+    profS_Module *m = &snap->modules[k];
+    if (!(node->flags & PROF_MODULE_IGNORED))
+      for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+        if (m->incl[p].calls != 0) continue;
+        for (int32_t c = node->first_child; c >= 0; c = profT_node(S, c)->next_sibling)
+          acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
+      }
+    /* exact conventions: an ignored subtree leaves its ancestors' params too */
+    m->params_counted = node->params - (removed != NULL ? removed[k] : 0);
+    if (removed != NULL && node->parent >= 0) {
+      int parent_hidden = snap->modules[node->parent].hidden;
+      if (m->hidden && !parent_hidden) removed[node->parent] += node->params;
+      else if (!m->hidden) removed[node->parent] += removed[k];
+    }
+  }
+  profI_free(S, removed, rbytes);
+  return PROF_OK;
+}
+
+static void fill_counts(const profT_Acc *incl, const profT_Acc *self, prof_Counts *c) {
+  c->calls = incl->calls;
+  c->macs = incl->macs;
+  c->flops = incl->flops;
+  c->bytes_read = incl->bytes_read;
+  c->bytes_written = incl->bytes_written;
+  c->time_ns = incl->time_ns;
+  c->self_macs = self->macs;
+  c->self_flops = self->flops;
+  c->self_bytes_read = self->bytes_read;
+  c->self_bytes_written = self->bytes_written;
+}
+
+int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *out) {
+  if (id < 0 || id >= profT_count(S)) return PROF_ERRARG;
+  prof_ModuleInfo info;
+  memset(&info, 0, sizeof info);
+  const profT_Node *node = profT_node(S, id);
+  info.size = sizeof info;
+  info.id = id;
+  info.parent = node->parent;
+  info.name = node->name;
+  info.type = node->type;
+  info.depth = node->depth;
+  info.flags = node->flags;
+  info.params = node->params;
+  info.params_counted = node->params;
+  if (id < S->snap.n) {
+    const profS_Module *m = &S->snap.modules[id];
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) fill_counts(&m->incl[p], &m->self[p], &info.phase[p]);
+    info.hidden = m->hidden;
+    info.params_counted = m->params_counted;
+  }
+  /* a caller built against an older, smaller prof_ModuleInfo gets only what it has room for */
+  size_t size = out->size != 0 && out->size < sizeof info ? out->size : sizeof info;
+  memcpy(out, &info, size);
+  out->size = size;
+  return PROF_OK;
+}
+
+void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out) {
+  memset(out, 0, sizeof *out);
+  if ((unsigned)phase >= PROF_PHASE_COUNT) return;
+  fill_counts(&S->snap.totals[phase], &S->snap.unattributed[phase], out);
+}
+
+int64_t prof_event_count(const prof_State *S) { return S->snap.n_events; }
+
+int64_t prof_events_dropped(const prof_State *S) { return S->snap.dropped; }
+
+int64_t prof_memory_peak(const prof_State *S, int32_t device) {
+  return S->snap.mem_peak[device == PROF_DEVICE_CUDA ? 1 : 0];
+}
+
+int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
+  if (i < 0 || i >= S->snap.n_events) return PROF_ERRARG;
+  const profR_Recorder *R = S->recorders;
+  while (R != NULL && i >= R->n_events) {
+    i -= R->n_events;
+    R = R->next;
+  }
+  if (R == NULL) return PROF_ERRARG;
+  const profR_Event *e = &R->events[i];
+  prof_Event ev = {
+      .size = sizeof ev, .kind = (prof_EventKind)e->kind, .name = e->name, .op_kind = e->op_kind,
+      .module = e->module, .thread = R->index, .phase = (prof_Phase)e->phase,
+      .device = e->device, .correlation = e->correlation, .t_begin_ns = e->t_begin,
+      .t_end_ns = e->t_end, .macs = e->macs, .flops = e->flops, .bytes_read = e->bytes_read,
+      .bytes_written = e->bytes_written, .bytes_allocated = e->bytes_allocated,
+      .bytes_freed = e->bytes_freed};
+  size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
+  memcpy(out, &ev, size);
+  out->size = size;
+  return PROF_OK;
+}
