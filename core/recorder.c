@@ -9,7 +9,7 @@
 ** The one piece of per-thread state outside a session: which recorder this thread used last.
 ** serial guards against a new session allocated where a closed one was.
 */
-_Thread_local profR_Cache profR_cache;
+__attribute__((tls_model("initial-exec"))) _Thread_local profR_Cache profR_cache;
 
 static int grow_events(profR_Recorder *R, int64_t cap) {
   prof_State *S = R->S;

@@ -10,7 +10,7 @@ typedef struct profR_Cache {
   profR_Recorder *R;
 } profR_Cache;
 
-PROF_INTERNAL _Thread_local profR_Cache profR_cache;
+PROF_INTERNAL __attribute__((tls_model("initial-exec"))) _Thread_local profR_Cache profR_cache;
 
 /* Grows R's per-module slots to hold module need - 1 (and every module registered so far). */
 PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need);

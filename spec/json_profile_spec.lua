@@ -226,10 +226,11 @@ describe("JSON profile", function()
 
     -- Profiles in-process and decodes both documents from the same session: FlopsProfiler keeps
     -- its core state in p.S between stop_profile and end_profile.
-    local function both(model, args, conventions)
+    local function both(model, args, conventions, ignore, rules)
       config.set(assert(core.load_config(nil, { "flops_profiler.conventions=" .. conventions })))
       local p = prof.FlopsProfiler(model)
-      p:start_profile()
+      p.rules = rules
+      p:start_profile(ignore)
       model(table.unpack(args))
       p:stop_profile()
       local lua_doc = decode(report.render_profile(p:profile(), { format = "json" }))
@@ -265,6 +266,48 @@ describe("JSON profile", function()
         check_inclusive(b)
         assert.equal(conv, b.conventions)
         assert.equal(426516480 // 64, b.fwd_macs)      -- DeepSpeed's 1024-batch MACs / 64
+      end
+    end)
+
+    -- LeNet5: conv 156 + conv 2,416 + conv 48,120 (16 -> 120, 5x5) + Linear(120, 84) 10,164 +
+    -- Linear(84, 10) 850 = 61,706 params. Ignoring Linear under exact drops the two Linear rows
+    -- and their params (61,706 - 11,014 = 50,692); under deepspeed only the rows go.
+    it("on LeNet5 with Linear ignored, under both conventions", function()
+      local want = { exact = 50692, deepspeed = 61706 }
+      local plain = {}
+      for _, conv in ipairs({ "deepspeed", "exact" }) do
+        plain[conv] = select(2, both(models.lenet5(), models.input("lenet5", { batch = 16 }), conv))
+      end
+      for _, conv in ipairs({ "deepspeed", "exact" }) do
+        local model = models.lenet5()
+        local a, b = both(model, models.input("lenet5", { batch = 16 }), conv, { "Linear" })
+        assert.equal(want[conv], b.params)
+        assert.equal(want[conv], a.params)
+        assert.equal(#plain[conv].modules - 2, #b.modules)
+        for i, m in ipairs(a.modules) do assert.equal(m.params, b.modules[i].params, m.name) end
+        -- exact: the Linear layers' work leaves the totals; deepspeed: it counts for the parent
+        if conv == "exact" then
+          assert.is_true(b.fwd_flops < plain[conv].fwd_flops)
+        else
+          assert.equal(plain[conv].fwd_flops, b.fwd_flops)
+        end
+      end
+    end)
+
+    -- spec/fixtures/rules/linear_constant.lua counts every Linear call as a constant; a module that is
+    -- both ruled and ignored follows the ignore semantics: the rule never runs.
+    it("with a rule on a type that is also ignored, under both conventions", function()
+      local rule = { "spec/fixtures/rules/linear_constant.lua" }
+      for _, conv in ipairs({ "deepspeed", "exact" }) do
+        local input = models.input("lenet5", { batch = 16 })
+        local _, ignored = both(models.lenet5(), input, conv, { "Linear" })
+        local _, ruled = both(models.lenet5(), input, conv, nil, rule)
+        local a, b = both(models.lenet5(), input, conv, { "Linear" }, rule)
+        assert.are_not.equal(ignored.fwd_flops, ruled.fwd_flops)   -- the rule does count
+        assert.equal(ignored.fwd_flops, b.fwd_flops)
+        assert.equal(ignored.fwd_macs, b.fwd_macs)
+        assert.equal(ignored.params, b.params)
+        assert.equal(a.fwd_flops, b.fwd_flops)
       end
     end)
 

@@ -134,7 +134,72 @@ static void test_register_arguments(void) {
   prof_close(S);
 }
 
+/* A rule that reads its call: 2 * numel(input) FLOPs, as a fused scale-and-bias would do. */
+static int operand_rule(void *ud, prof_State *S, const prof_RuleCall *call, prof_RuleCounts *out) {
+  (void)S;
+  const prof_RuleCall **seen = ud;
+  *seen = call;
+  if (call->ninputs < 1) return 1;
+  int64_t n = 1;
+  for (int d = 0; d < call->inputs[0].ndim; d++) n *= call->inputs[0].dim[d];
+  out->flops = 2 * n;
+  out->bytes_read = n * prof_dtype_size(call->inputs[0].dtype);
+  return 0;
+}
+
+static void test_rule_sees_operands_and_conventions(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_set_conventions(S, PROF_CONV_DEEPSPEED);
+  prof_ModuleId root, fused;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
+  prof_module_add(S, root, "fused", "FusedScaleBias", 0, &fused);
+  const prof_RuleCall *seen = NULL;
+  prof_rule_register(S, "FusedScaleBias", operand_rule, &seen);
+  prof_Operand x = {.ndim = 2, .dtype = PROF_F16, .dim = {4, 8}};
+  prof_start(S);
+  prof_module_enter(S, root);
+  prof_module_enter(S, fused);
+  T_EQ_INT(prof_module_apply_rule(S, root, &x, 1, &x, 1, NULL), PROF_ERRSTATE);   /* not innermost */
+  T_EQ_INT(prof_module_apply_rule(S, fused, &x, 1, &x, 1, &seen), PROF_OK);
+  T_CHECK(seen != NULL);
+  prof_module_exit(S, fused);    /* the rule ran already: not again */
+  prof_module_exit(S, root);
+  prof_stop(S);
+  T_EQ_INT(flops_of(S, fused), 2 * 32);   /* numel 4 * 8 = 32 */
+  T_EQ_INT(flops_of(S, root), 2 * 32);
+  prof_ModuleInfo i = {.size = sizeof i};
+  prof_module_info(S, fused, &i);
+  T_EQ_INT(i.phase[PROF_PHASE_FORWARD].bytes_read, 32 * 2);   /* float16: 2 bytes */
+  T_EQ_INT(prof_check(S), PROF_OK);
+  prof_close(S);
+}
+
+/* Ignored wins over ruled: the rule never runs, under either convention. */
+static void test_ignored_ruled_module_follows_ignore_semantics(void) {
+  for (int conv = 0; conv < 2; conv++) {
+    prof_State *S = prof_new(NULL, NULL);
+    prof_set_conventions(S, conv ? PROF_CONV_DEEPSPEED : PROF_CONV_EXACT);
+    int calls = 0;
+    prof_ModuleId root, attn, inner;
+    prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
+    prof_module_add(S, root, "attn", "FusedAttention", 0, &attn);
+    prof_module_add(S, attn, "proj", "Linear", 0, &inner);
+    prof_rule_register(S, "FusedAttention", fused_rule, &calls);
+    prof_module_set_flags(S, attn, PROF_MODULE_IGNORED);
+    run(S, root, attn, inner);
+    T_EQ_INT(calls, 0);
+    /* exact: attn and all it runs leave the totals (10 outside it stays); deepspeed: its own ops
+       (7 a call) count for root, its child keeps its 100s */
+    T_EQ_INT(flops_of(S, root), conv ? 10 + 2 * 107 : 10);
+    T_EQ_INT(flops_of(S, inner), conv ? 200 : 0);
+    T_EQ_INT(prof_check(S), PROF_OK);
+    prof_close(S);
+  }
+}
+
 int main(void) {
+  T_RUN(test_rule_sees_operands_and_conventions);
+  T_RUN(test_ignored_ruled_module_follows_ignore_semantics);
   T_RUN(test_rule_replaces_inner_ops);
   T_RUN(test_rule_flags_modules_added_later);
   T_RUN(test_failing_and_negative_rules_are_reported);
