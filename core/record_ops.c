@@ -7,24 +7,6 @@ int prof_op_count(prof_State *S, prof_Op *op) {
   return profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
 }
 
-/* Adds to the recorder's totals (every open frame sees them at exit) and to node k's own counts. */
-void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops, int64_t br,
-               int64_t bw) {
-  profT_Acc *tot = &R->totals[R->phase];
-  tot->calls++;
-  tot->macs += macs;
-  tot->flops += flops;
-  tot->bytes_read += br;
-  tot->bytes_written += bw;
-  /* k < cap_slots: k is an open frame's node, and entering it grew the slots */
-  profT_Acc *self = k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase];
-  self->calls++;
-  self->macs += macs;
-  self->flops += flops;
-  self->bytes_read += br;
-  self->bytes_written += bw;
-}
-
 static int32_t attr_node(const profR_Recorder *R) {
   return R->sp > 0 ? R->stack[R->sp - 1].attr_node : -1;
 }

@@ -13,13 +13,11 @@ typedef struct profR_Cache {
 PROF_INTERNAL __attribute__((tls_model("initial-exec"))) _Thread_local profR_Cache profR_cache;
 
 /* Grows R's per-module slots to hold module need - 1 (and every module registered so far). */
-PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need);
+PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need) __attribute__((cold));
 /* Gives every recorder an event buffer of the session's capacity. */
 PROF_INTERNAL int profR_resize_events(prof_State *S);
 
-/* record_*.c: counts and events */
-PROF_INTERNAL void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops,
-                             int64_t bytes_read, int64_t bytes_written);
+/* record_modules.c: events */
 PROF_INTERNAL void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now);
 
 /* tree.c: the child of parent called name (a root when parent is PROF_NO_MODULE), added if new */
@@ -28,7 +26,8 @@ PROF_INTERNAL int profT_child_named(prof_State *S, prof_ModuleId parent, const c
 
 /* The calling thread's recorder, made on first use; NULL only when out of memory. */
 static inline profR_Recorder *profR_get(prof_State *S) {
-  if (profR_cache.S == S && profR_cache.serial == S->serial) return profR_cache.R;
+  if (__builtin_expect(profR_cache.S == S && profR_cache.serial == S->serial, 1))
+    return profR_cache.R;
   return profR_lookup(S, 1);
 }
 
@@ -40,12 +39,31 @@ static inline profR_Recorder *profR_find(prof_State *S) {
 
 /* Slot k of R, grown on the first record of a module registered after R's last growth. */
 static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
-  if (k >= R->cap_slots && profR_grow_slots(R, k + 1) != PROF_OK) return NULL;
+  if (__builtin_expect(k >= R->cap_slots, 0) && profR_grow_slots(R, k + 1) != PROF_OK) return NULL;
   return &R->slots[k];
 }
 
 static inline int profR_active(const prof_State *S) {
   return atomic_load_explicit(&((prof_State *)S)->active, memory_order_relaxed);
+}
+
+/* Adds to R's totals (every open frame sees them at exit) and to node k's own counts. Inline:
+   it is most of an op record's work. k < cap_slots: k is an open frame's node, and entering it
+   grew the slots. */
+static inline void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops,
+                             int64_t br, int64_t bw) {
+  profT_Acc *tot = &R->totals[R->phase];
+  tot->calls++;
+  tot->macs += macs;
+  tot->flops += flops;
+  tot->bytes_read += br;
+  tot->bytes_written += bw;
+  profT_Acc *self = k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase];
+  self->calls++;
+  self->macs += macs;
+  self->flops += flops;
+  self->bytes_read += br;
+  self->bytes_written += bw;
 }
 
 #endif

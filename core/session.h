@@ -152,7 +152,7 @@ static inline int32_t profT_count(const prof_State *S) {
 }
 
 /* recorder.c: the calling thread's recorder */
-PROF_INTERNAL profR_Recorder *profR_lookup(prof_State *S, int create);
+PROF_INTERNAL profR_Recorder *profR_lookup(prof_State *S, int create) __attribute__((cold));
 PROF_INTERNAL void profR_free_all(prof_State *S);
 PROF_INTERNAL void profR_zero(profR_Recorder *R);
 /* Sets a hot-path error that prof_check reports (the first one on a thread wins). */
