@@ -301,6 +301,8 @@ typedef enum prof_Reduction {
 ** or prof_op_record. The counts are outputs, except for PROF_OP_CUSTOM where the caller sets them.
 */
 typedef struct prof_Op {
+  size_t size;                 /* sizeof(prof_Op) of the caller's header; 0 (zero-initialised) is
+                                  taken as this header's: fields added later read as zero */
   prof_OpKind kind;
   const char *name;            /* display name; NULL: the kind's name */
   uint32_t flags;              /* PROF_OPF_* */
@@ -505,6 +507,7 @@ PROF_API int64_t prof_memory_peak(const prof_State *S, int32_t device);
 ** or a NaN time means "not measured" and is written as null.
 */
 typedef struct prof_RunInfo {
+  size_t size;                 /* set by prof_runinfo_init */
   const char *device;          /* "meta", "cpu", "cuda" */
   int64_t world_size, dp_size, mp_size, batch_size;
   double fwd_latency_s, bwd_latency_s, step_latency_s, iter_latency_s, samples_per_s;

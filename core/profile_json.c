@@ -6,6 +6,7 @@
 
 void prof_runinfo_init(prof_RunInfo *info) {
   memset(info, 0, sizeof *info);
+  info->size = sizeof *info;
   info->device = "cpu";
   info->world_size = info->dp_size = info->mp_size = 1;
   info->batch_size = -1;
