@@ -23,7 +23,7 @@ BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -fPIC -fvisibility=hidden -Icore -Icore/
 SAN_FLAGS      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 CORE_SRC    := $(filter-out core/profrun.c,$(wildcard core/*.c))
-RUNTIME_SRC := $(wildcard core/runtime/*.c)
+RUNTIME_SRC := $(wildcard core/runtime/*.c core/runtime/*/*.c)
 BIND_SRC    := $(wildcard core/lua/*.c)
 TEST_SRC    := $(wildcard spec/c/test_*.c)
 CORE_OBJ    := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)

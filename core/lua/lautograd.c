@@ -1,4 +1,5 @@
 /* lautograd.c — Lua bindings of autograd and of tensor values: backward, no_grad, item, tolist, fill. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lbind.h"
@@ -20,15 +21,34 @@ static int t_detach(lua_State *L) {
   return lbind_push_tensor(L, v);
 }
 
-static void need_cpu(lua_State *L, const pr_Tensor *t, const char *what) {
-  if (t->device != PR_CPU)
+static void need_values(lua_State *L, const pr_Tensor *t, const char *what) {
+  if (!pr_holds_values(t))
     luaL_error(L, "%s: the tensor is on %s, which has no values (use device 'cpu')", what,
-               pr_device_name(t->device));
+               t->be->name);
 }
 
-static double value_at(const pr_Tensor *t, int64_t off) {
-  const char *base = (const char *)t->storage->data;
-  switch (t->dtype) {
+/*
+** The bytes of t's view copied to the host through its backend (a userdata left on the stack,
+** collected with it); *base is then the element offset that the copy's first element has.
+*/
+static const char *host_view(lua_State *L, const pr_Tensor *t, int64_t *base) {
+  int64_t lo = t->offset, hi = t->offset;
+  for (int d = 0; d < t->ndim; d++) {
+    if (t->shape[d] == 0) { hi = lo - 1; break; }
+    int64_t span = t->stride[d] * (t->shape[d] - 1);
+    if (span < 0) lo += span;
+    else hi += span;
+  }
+  size_t es = (size_t)prof_dtype_size(t->dtype), n = hi >= lo ? (size_t)(hi - lo + 1) * es : 0;
+  char *host = lua_newuserdatauv(L, n ? n : 1, 0);
+  if (n > 0 && t->be->to_host(t->be, host, (const char *)t->storage->data + (size_t)lo * es, n) != 0)
+    luaL_error(L, "could not copy values from %s", t->be->name);
+  *base = lo;
+  return host;
+}
+
+static double value_at(const char *base, int dtype, int64_t off) {
+  switch (dtype) {
     case PROF_F32: return ((const float *)base)[off];
     case PROF_F64: return ((const double *)base)[off];
     case PROF_I64: return (double)((const int64_t *)base)[off];
@@ -39,31 +59,33 @@ static double value_at(const pr_Tensor *t, int64_t off) {
   }
 }
 
-static void push_value(lua_State *L, const pr_Tensor *t, int64_t off) {
-  if (t->dtype == PROF_I64) lua_pushinteger(L, ((const int64_t *)t->storage->data)[off]);
-  else if (t->dtype == PROF_BOOL) lua_pushboolean(L, value_at(t, off) != 0);
-  else if (t->dtype >= PROF_I64) lua_pushinteger(L, (lua_Integer)value_at(t, off));
-  else lua_pushnumber(L, value_at(t, off));
+static void push_value(lua_State *L, const char *base, int dtype, int64_t off) {
+  if (dtype == PROF_I64) lua_pushinteger(L, ((const int64_t *)base)[off]);
+  else if (dtype == PROF_BOOL) lua_pushboolean(L, value_at(base, dtype, off) != 0);
+  else if (dtype >= PROF_I64) lua_pushinteger(L, (lua_Integer)value_at(base, dtype, off));
+  else lua_pushnumber(L, value_at(base, dtype, off));
 }
 
 /* x:item(): the value of a one-element cpu tensor. */
 static int t_item(lua_State *L) {
   pr_Tensor *t = lbind_check_tensor(L, 1);
-  need_cpu(L, t, "item");
+  need_values(L, t, "item");
   if (pr_numel(t) != 1) return luaL_error(L, "item: the tensor has %d elements, not 1", (int)pr_numel(t));
   if (t->dtype == PROF_F16 || t->dtype == PROF_BF16) return luaL_error(L, "item: half dtypes are meta-only");
-  push_value(L, t, t->offset);
+  int64_t base;
+  const char *host = host_view(L, t, &base);
+  push_value(L, host, t->dtype, t->offset - base);
   return 1;
 }
 
-static void push_list(lua_State *L, const pr_Tensor *t, int d, int64_t off) {
+static void push_list(lua_State *L, const pr_Tensor *t, const char *host, int d, int64_t off) {
   if (d == t->ndim) {
-    push_value(L, t, off);
+    push_value(L, host, t->dtype, off);
     return;
   }
   lua_createtable(L, (int)t->shape[d], 0);
   for (int64_t i = 0; i < t->shape[d]; i++) {
-    push_list(L, t, d + 1, off + i * t->stride[d]);
+    push_list(L, t, host, d + 1, off + i * t->stride[d]);
     lua_rawseti(L, -2, i + 1);
   }
 }
@@ -71,10 +93,12 @@ static void push_list(lua_State *L, const pr_Tensor *t, int d, int64_t off) {
 /* x:tolist(): nested tables of the values (a number for a 0-d tensor). */
 static int t_tolist(lua_State *L) {
   pr_Tensor *t = lbind_check_tensor(L, 1);
-  need_cpu(L, t, "tolist");
+  need_values(L, t, "tolist");
   if (t->dtype == PROF_F16 || t->dtype == PROF_BF16) return luaL_error(L, "tolist: half dtypes are meta-only");
   luaL_checkstack(L, t->ndim + 4, "tolist");
-  push_list(L, t, 0, t->offset);
+  int64_t base;
+  const char *host = host_view(L, t, &base);
+  push_list(L, t, host, 0, t->offset - base);
   return 1;
 }
 
@@ -84,15 +108,19 @@ static int fill_with(lua_State *L, int kind) {
   pr_Runtime *rt = lbind_rt(L);
   double a = luaL_optnumber(L, 2, kind == 2 ? 0.0 : 0.0), b = luaL_optnumber(L, 3, 1.0);
   lua_settop(L, 1);
-  if (t->device != PR_CPU) return 1;
+  if (!pr_holds_values(t)) return 1;
   if (t->dtype != PROF_F32 || !pr_is_contiguous(t))
-    return luaL_error(L, "fill: in-place writes need a contiguous float32 cpu tensor");
-  float *p = pr_f32(t);
-  for (int64_t i = 0, n = pr_numel(t); i < n; i++) {
+    return luaL_error(L, "fill: in-place writes need a contiguous float32 tensor");
+  int64_t n = pr_numel(t);
+  float *p = lua_newuserdatauv(L, sizeof(float) * (size_t)(n ? n : 1), 0);
+  for (int64_t i = 0; i < n; i++) {
     double v = kind == 0 ? a : kind == 1 ? a + (b - a) * pr_rand_uniform(rt)
                                          : a + b * pr_rand_normal(rt);
     p[i] = (float)v;
   }
+  if (t->be->from_host(t->be, pr_f32(t), p, sizeof(float) * (size_t)n) != 0)
+    return luaL_error(L, "fill: could not copy values to %s", t->be->name);
+  lua_settop(L, 1);
   return 1;
 }
 
@@ -108,14 +136,25 @@ static int t_copy(lua_State *L) {
     return luaL_error(L, "copy_: shapes %s and %s differ", pr_shape_str(t, a, sizeof a),
                       pr_shape_str(src, b, sizeof b));
   lua_settop(L, 1);
-  if (t->device != PR_CPU) return 1;
-  need_cpu(L, src, "copy_");
+  if (!pr_holds_values(t)) return 1;
+  need_values(L, src, "copy_");
   if (t->dtype != PROF_F32 || src->dtype != PROF_F32 || !pr_is_contiguous(t))
-    return luaL_error(L, "copy_: needs contiguous float32 cpu tensors");
+    return luaL_error(L, "copy_: needs contiguous float32 tensors");
   pr_Tensor *c = pr_contiguous_data(lbind_rt(L), src);
   if (c == NULL) return lbind_rt_error(L);
-  memcpy(pr_f32(t), pr_f32(c), sizeof(float) * (size_t)pr_numel(t));
+  size_t n = sizeof(float) * (size_t)pr_numel(t);
+  int rc = 0;
+  if (c->be == t->be) {
+    rc = t->be->copy(t->be, pr_f32(t), pr_f32(c), n);
+  } else {                     /* between devices: through the host */
+    void *host = malloc(n ? n : 1);
+    rc = host == NULL || c->be->to_host(c->be, host, pr_f32(c), n) != 0 ||
+         t->be->from_host(t->be, pr_f32(t), host, n) != 0;
+    free(host);
+  }
   pr_tensor_release(c);
+  if (rc != 0) return luaL_error(L, "copy_: could not copy values from %s to %s", src->be->name,
+                                 t->be->name);
   return 1;
 }
 
@@ -128,14 +167,18 @@ static int l_from_bytes(lua_State *L) {
   int ndim = lbind_check_shape(L, 2, shape);
   int dtype = prof_dtype_parse(luaL_optstring(L, 3, "float32"));
   if (dtype < 0) return luaL_error(L, "from_bytes: unknown dtype '%s'", lua_tostring(L, 3));
-  pr_Tensor *t = pr_tensor_new(lbind_rt(L), ndim, shape, dtype, PR_CPU);
+  pr_Runtime *rt = lbind_rt(L);
+  pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, pr_device_parse(rt, "cpu"));
   if (t == NULL) return lbind_rt_error(L);
   if (t->storage->nbytes != len) {
     size_t want = t->storage->nbytes;
     pr_tensor_release(t);
     return luaL_error(L, "from_bytes: %d bytes given, the shape needs %d", (int)len, (int)want);
   }
-  memcpy(t->storage->data, data, len);
+  if (t->be->from_host(t->be, t->storage->data, data, len) != 0) {
+    pr_tensor_release(t);
+    return luaL_error(L, "from_bytes: could not copy values to %s", t->be->name);
+  }
   return lbind_push_tensor(L, t);
 }
 
@@ -147,17 +190,21 @@ static int random_tensor(lua_State *L, int normal) {
   int ndim = lbind_check_shape(L, 1, shape);
   const char *dt = lbind_opt_str(L, 2, "dtype", NULL), *dev = lbind_opt_str(L, 2, "device", NULL);
   int dtype = dt ? prof_dtype_parse(dt) : ctx->rt.default_dtype;
-  int device = dev ? pr_device_parse(dev) : ctx->rt.default_device;
+  int device = dev ? pr_device_parse(&ctx->rt, dev) : ctx->rt.default_device;
   if (dtype < 0 || device < 0) return luaL_error(L, "randn: unknown dtype or device");
   if (ctx->forced_device >= 0) device = ctx->forced_device;
   pr_Tensor *t = pr_tensor_new(&ctx->rt, ndim, shape, dtype, device);
   if (t == NULL) return lbind_rt_error(L);
   lbind_push_tensor(L, t);
-  if (device == PR_CPU) {
-    if (dtype != PROF_F32) return luaL_error(L, "randn: cpu tensors are float32");
-    float *p = pr_f32(t);
-    for (int64_t i = 0, n = pr_numel(t); i < n; i++)
+  if (pr_holds_values(t)) {
+    if (dtype != PROF_F32) return luaL_error(L, "randn: %s tensors are float32", t->be->name);
+    int64_t n = pr_numel(t);
+    float *p = lua_newuserdatauv(L, sizeof(float) * (size_t)(n ? n : 1), 0);
+    for (int64_t i = 0; i < n; i++)
       p[i] = (float)(normal ? pr_rand_normal(&ctx->rt) : pr_rand_uniform(&ctx->rt));
+    if (t->be->from_host(t->be, pr_f32(t), p, sizeof(float) * (size_t)n) != 0)
+      return luaL_error(L, "randn: could not copy values to %s", t->be->name);
+    lua_pop(L, 1);
   }
   return 1;
 }

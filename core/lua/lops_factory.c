@@ -15,8 +15,10 @@ static void read_dd(lua_State *L, int idx, int def, int *dtype, int *device) {
   *device = lbind_rt(L)->default_device;
   if (dt != NULL && (*dtype = prof_dtype_parse(dt)) < 0)
     luaL_error(L, "unknown dtype '%s'", dt);
-  if (dev != NULL && (*device = pr_device_parse(dev)) < 0)
-    luaL_error(L, "unknown device '%s' (expected meta, cpu or cuda)", dev);
+  char list[128];
+  if (dev != NULL && (*device = pr_device_parse(lbind_rt(L), dev)) < 0)
+    luaL_error(L, "unknown device '%s' (expected %s)", dev,
+               pr_device_list(lbind_rt(L), list, sizeof list));
   if (lbind_ctx(L)->forced_device >= 0) *device = lbind_ctx(L)->forced_device;   /* --device */
 }
 

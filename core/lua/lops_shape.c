@@ -96,12 +96,12 @@ static int l_to(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char *name = lua_tostring(L, 2);
     dtype = prof_dtype_parse(name);
-    if (dtype < 0) device = pr_device_parse(name);
+    if (dtype < 0) device = pr_device_parse(lbind_rt(L), name);
     if (dtype < 0 && device < 0) return luaL_error(L, "to: '%s' is neither a dtype nor a device", name);
   } else {
     const char *d = lbind_opt_str(L, 2, "dtype", NULL), *v = lbind_opt_str(L, 2, "device", NULL);
     if (d != NULL && (dtype = prof_dtype_parse(d)) < 0) return luaL_error(L, "to: unknown dtype '%s'", d);
-    if (v != NULL && (device = pr_device_parse(v)) < 0) return luaL_error(L, "to: unknown device '%s'", v);
+    if (v != NULL && (device = pr_device_parse(lbind_rt(L), v)) < 0) return luaL_error(L, "to: unknown device '%s'", v);
   }
   return lbind_push_tensor(L, pr_to(lbind_rt(L), x, dtype, device));
 }

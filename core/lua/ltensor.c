@@ -52,8 +52,12 @@ static int opt_dtype(lua_State *L, int idx, int def) {
 static int opt_device(lua_State *L, int idx, int def) {
   if (lua_isnoneornil(L, idx)) return def;
   const char *name = luaL_checkstring(L, idx);
-  int dev = pr_device_parse(name);
-  if (dev < 0) return luaL_error(L, "unknown device '%s' (expected meta, cpu or cuda)", name);
+  char list[128];
+  pr_Runtime *rt = lbind_rt(L);
+  int dev = pr_device_parse(rt, name);
+  if (dev < 0)
+    return luaL_error(L, "unknown device '%s' (expected %s)", name,
+                      pr_device_list(rt, list, sizeof list));
   return dev;
 }
 
@@ -71,7 +75,7 @@ static int l_empty(lua_State *L) {
 
 static int l_set_default_device(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
-  ctx->rt.default_device = opt_device(L, 1, PR_META);
+  ctx->rt.default_device = opt_device(L, 1, PR_SHAPES_DEVICE);
   return 0;
 }
 
@@ -83,7 +87,7 @@ static int l_set_forced_device(lua_State *L) {
 }
 
 static int l_default_device(lua_State *L) {
-  lua_pushstring(L, pr_device_name(lbind_ctx(L)->rt.default_device));
+  lua_pushstring(L, pr_device_name(lbind_rt(L), lbind_ctx(L)->rt.default_device));
   return 1;
 }
 
@@ -179,7 +183,7 @@ static int t_tostring(lua_State *L) {
   }
   char buf[256];
   lua_pushfstring(L, "tensor(shape=%s, dtype=%s, device=%s)", pr_shape_str(*box, buf, sizeof buf),
-                  prof_dtype_name((*box)->dtype), pr_device_name((*box)->device));
+                  prof_dtype_name((*box)->dtype), (*box)->be->name);
   return 1;
 }
 
@@ -194,7 +198,7 @@ static int t_index(lua_State *L) {
         break;
       case 'd':
         if (strcmp(k, "dtype") == 0) return lua_pushstring(L, prof_dtype_name(t->dtype)), 1;
-        if (strcmp(k, "device") == 0) return lua_pushstring(L, pr_device_name(t->device)), 1;
+        if (strcmp(k, "device") == 0) return lua_pushstring(L, t->be->name), 1;
         break;
       case 'n':
         if (strcmp(k, "ndim") == 0) return lua_pushinteger(L, t->ndim), 1;

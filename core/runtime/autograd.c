@@ -50,7 +50,7 @@ void pr_node_save(pr_Node *n, int slot, pr_Tensor *t) {
 void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t) {
   if (t == NULL || slot < 0 || slot >= PR_NODE_MAX) return;
   pr_tensor_release(n->saved[slot]);
-  n->saved[slot] = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_META);
+  n->saved[slot] = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_SHAPES_DEVICE);
 }
 
 /* Drops what only the backward needed; the node stays linked for error messages. */
@@ -79,7 +79,7 @@ static pr_Tensor *add_grads(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor 
   pr_op_begin(&op, PROF_OP_ADD, a, b, NULL);
   pr_Tensor *out = pr_tensor_like(rt, a);
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && (pr_accumulate(rt, out, a) != 0 || pr_accumulate(rt, out, b) != 0)) {
+  if (pr_holds_values(out) && (PR_K(out)->accumulate(rt, out, a) != 0 || PR_K(out)->accumulate(rt, out, b) != 0)) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -186,7 +186,7 @@ static void move_to(prof_State *S, Frames *f, prof_ModuleId m) {
 
 static pr_Tensor *ones_like(pr_Runtime *rt, const pr_Tensor *t) {
   pr_Tensor *o = pr_tensor_like(rt, t);
-  if (o != NULL && o->device == PR_CPU) {
+  if (o != NULL && pr_holds_values(o)) {
     float *p = pr_f32(o);
     for (int64_t i = 0, n = pr_numel(o); i < n; i++) p[i] = 1.0f;
   }

@@ -10,8 +10,21 @@ float *pr_f32(const pr_Tensor *t);
 /* A contiguous float32 copy of t when t is not contiguous, else t retained. */
 pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
 
-/* dst += src elementwise (same shape; any strides); meta: nothing. */
-int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+/* dst += src elementwise (same shape; any strides). */
+int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
+
+/* Reductions (cpu_reduce.c): out = kind (SUM, MEAN, AMAX, VAR with correction) of x over the dims
+   flagged in reduced; the backward scales the spread gradient e in place (amax: shares of the
+   maxima, var: 2 (x - mean) / dof; stat the output or the mean). */
+int pr_cpu_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const int *reduced,
+                  double correction, pr_Tensor *out);
+int pr_cpu_reduce_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
+                           const pr_Tensor *stat, const int *reduced, double dof, pr_Tensor *e);
+
+/* out = x w^T + b (b NULL: none) for x [..., in] of any layout the rows view allows, w [out, in],
+   out contiguous [..., out] (cpu_gemm.c). */
+int pr_cpu_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                  pr_Tensor *out);
 
 /* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
 pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
@@ -125,6 +138,11 @@ int64_t pr_rnn_workspace_size(const pr_RnnPlan *p);
 int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
                        const float *w, float *ws, float *hn, float *cn);
 const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws);
+/* Gates per cell (1, 3, 4), a layer's input size, where the dropout masks start in the
+   workspace (-1: no masks). */
+int64_t pr_rnn_gates(const pr_RnnPlan *p);
+int64_t pr_rnn_in_size(const pr_RnnPlan *p, int64_t l);
+int64_t pr_rnn_masks_offset(const pr_RnnPlan *p);
 /* Backpropagation through time from the gradients of the output (time-major), h_n and c_n (each
    NULL: zero) into gx, gh0, gc0 and the flat gw (each NULL: not wanted). PR_ERR: out of memory. */
 int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,

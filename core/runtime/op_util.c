@@ -17,7 +17,7 @@ static int same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Ten
   if (b == NULL) return 0;
   if (a->device != b->device)
     return pr_error(rt, "%s: expected all tensors on the same device, got %s and %s", op,
-                    pr_device_name(a->device), pr_device_name(b->device));
+                    a->be->name, b->be->name);
   if (a->dtype != b->dtype)
     return pr_error(rt, "%s: expected all tensors of the same dtype, got %s and %s", op,
                     prof_dtype_name(a->dtype), prof_dtype_name(b->dtype));
@@ -82,4 +82,18 @@ int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a
   memcpy(shape, out, sizeof *out * (size_t)m);   /* shape may alias a or b */
   *n = m;
   return 0;
+}
+
+/* Sums the leading and broadcast dims with reduce, then reshapes: both recorded as the ops they are. */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) {
+  int dims[PR_MAX_DIMS], n = 0;
+  int lead = t->ndim - like->ndim;
+  for (int d = 0; d < t->ndim; d++)
+    if (d < lead || (like->shape[d - lead] == 1 && t->shape[d] != 1)) dims[n++] = d;
+  if (n == 0 && lead == 0) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *s = pr_reduce(rt, PROF_OP_SUM, t, n, dims, 1, 0);
+  if (s == NULL) return NULL;
+  pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
+  pr_tensor_release(s);
+  return v;
 }

@@ -159,11 +159,11 @@ static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, c
   conv_op(&op, eff, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
-  if (out != NULL && out->device == PR_CPU) {
+  if (out != NULL && pr_holds_values(out)) {
     pr_ConvGeom geo;
     conv_geom(&geo, nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, shape + 2,
               w->shape + 2, eff);
-    if (pr_cpu_conv(rt, x, w, b, &geo, out) != 0) {
+    if (PR_K(out)->conv(rt, x, w, b, &geo, out) != 0) {
       pr_tensor_release(out);
       return NULL;
     }
@@ -206,11 +206,11 @@ static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Te
   conv_op(&op, a, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
-  if (out != NULL && out->device == PR_CPU) {
+  if (out != NULL && pr_holds_values(out)) {
     /* the adjoint of the conv from out's shape to x's, whose weight layout w already is */
     pr_ConvGeom geo;
     conv_geom(&geo, nsp, x->shape[0], cout, x->shape[1], shape + 2, x->shape + 2, w->shape + 2, a);
-    if (pr_cpu_conv_input_grad(rt, x, w, b, &geo, out) != 0) {
+    if (PR_K(out)->conv_input_grad(rt, x, w, b, &geo, out) != 0) {
       pr_tensor_release(out);
       return NULL;
     }
@@ -244,9 +244,9 @@ static pr_Tensor *apply_op(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *in
   }
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, like->ndim, like->shape, in->dtype,
                                                        in->device));
-  if (out == NULL || out->device != PR_CPU) return out;
-  int rc = kind == PROF_OP_CONV ? pr_cpu_conv(rt, in, w, NULL, geo, out)
-                                : pr_cpu_conv_input_grad(rt, in, w, NULL, geo, out);
+  if (out == NULL || !pr_holds_values(out)) return out;
+  int rc = kind == PROF_OP_CONV ? PR_K(out)->conv(rt, in, w, NULL, geo, out)
+                                : PR_K(out)->conv_input_grad(rt, in, w, NULL, geo, out);
   if (rc != 0) {
     pr_tensor_release(out);
     return NULL;
@@ -275,7 +275,7 @@ static pr_Tensor *weight_grad_op(pr_Runtime *rt, const pr_Tensor *xin, const pr_
   pr_Tensor *r = pr_op_finish(rt, &op, pr_tensor_new(rt, nd, dout + !grouped, gout->dtype,
                                                      gout->device));
   if (r == NULL) return NULL;
-  if (r->device == PR_CPU && pr_cpu_conv_weight_grad(rt, xin, gout, geo, r) != 0) {
+  if (pr_holds_values(r) && PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r) != 0) {
     pr_tensor_release(r);
     return NULL;
   }
@@ -453,10 +453,10 @@ static int pool_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   }
   pr_Tensor *gx = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device));
   if (gx == NULL) return PR_ERR;
-  if (gx->device == PR_CPU) {
+  if (pr_holds_values(gx)) {
     pr_PoolGeom geo;
     pool_geom(&geo, x, g, nsp, args);
-    if (pr_cpu_pool_backward(rt, kind, g, n->saved[1], &geo, gx) != 0) {
+    if (PR_K(gx)->pool_backward(rt, kind, g, n->saved[1], &geo, gx) != 0) {
       pr_tensor_release(gx);
       return PR_ERR;
     }
@@ -501,14 +501,14 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   if (out == NULL) return NULL;
   int grad = pr_needs_grad(rt, x, NULL, NULL);
   pr_Tensor *idx = NULL;
-  if (out->device == PR_CPU) {
+  if (pr_holds_values(out)) {
     pr_PoolGeom geo;
     pool_geom(&geo, x, out, nsp, args);
     /* the argmax of every window, kept for the backward (an internal tensor, not an op) */
     if (grad && is_max_pool(kind))
-      idx = pr_tensor_new(rt, out->ndim, out->shape, PROF_I64, PR_CPU);
+      idx = pr_tensor_new(rt, out->ndim, out->shape, PROF_I64, out->device);
     if ((grad && is_max_pool(kind) && idx == NULL) ||
-        pr_cpu_pool(rt, kind, x, &geo, out, idx) != 0) {
+        PR_K(out)->pool(rt, kind, x, &geo, out, idx) != 0) {
       pr_tensor_release(idx);
       pr_tensor_release(out);
       return NULL;

@@ -9,43 +9,6 @@ static pr_Tensor *rows_of(pr_Runtime *rt, const pr_Tensor *x) {
   return pr_reshape(rt, x, 2, shape, 0);
 }
 
-/* y = x W^T + b through sgemm: the bias is copied into every row first, then accumulated onto. */
-static int linear_cpu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
-                      pr_Tensor *out) {
-  if (x->dtype != PROF_F32) return pr_error(rt, "linear: cpu kernels compute float32");
-  pr_Runtime quiet = *rt;     /* internal reshapes are not the model's ops: not recorded */
-  quiet.rec = NULL;
-  quiet.grad_enabled = 0;
-  pr_Tensor *x2 = rows_of(&quiet, x);
-  int64_t oshape[2] = {-1, out->shape[out->ndim - 1]};
-  pr_Tensor *y2 = x2 ? pr_reshape(&quiet, out, 2, oshape, 1) : NULL;
-  pr_Tensor wt = *w;          /* W^T as a transposed view, read by sgemm as Trans */
-  wt.shape[0] = w->shape[1];
-  wt.shape[1] = w->shape[0];
-  wt.stride[0] = w->stride[1];
-  wt.stride[1] = w->stride[0];
-  int rc = PR_ERR;
-  if (y2 != NULL) {
-    float beta = 0.0f;
-    if (b != NULL) {
-      pr_Tensor *bc = pr_contiguous_data(&quiet, b);
-      if (bc == NULL) goto end;
-      float *yp = pr_f32(y2);
-      const float *bp = pr_f32(bc);
-      for (int64_t r = 0, n = y2->shape[0], m = y2->shape[1]; r < n; r++)
-        memcpy(yp + r * m, bp, sizeof(float) * (size_t)m);
-      pr_tensor_release(bc);
-      beta = 1.0f;
-    }
-    rc = pr_cpu_mm(rt, x2, &wt, y2, 1.0f, beta);
-  }
-end:
-  if (rc != 0 && x2 == NULL) pr_error(rt, "%s", quiet.err);
-  pr_tensor_release(x2);
-  pr_tensor_release(y2);
-  return rc;
-}
-
 /* dx = g W, dW = g^T x (over all rows), db = g summed over rows: real work, recorded as ops. */
 static int linear_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   const pr_Tensor *x = n->saved[0], *w = n->saved[1];
@@ -85,7 +48,7 @@ pr_Tensor *pr_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, con
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && linear_cpu(rt, x, w, b, out) != 0) {
+  if (PR_K(out)->linear(rt, x, w, b, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }

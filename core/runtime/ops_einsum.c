@@ -432,7 +432,7 @@ static pr_Tensor *ein_grad(pr_Runtime *rt, int nops, const Term *in, const Term 
   pr_Tensor *s = e ? pr_sum_to(rt, e, xv) : NULL;
   pr_Tensor *gx = s ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, x->device) : NULL;
   pr_Tensor *d = gx ? distinct(rt, gx, &in[k], &u) : NULL;
-  if (d != NULL && pr_cpu_copy_into(rt, d, s) != 0) pr_tensor_release(gx), gx = NULL;
+  if (d != NULL && PR_K(d)->copy_into(rt, d, s) != 0) pr_tensor_release(gx), gx = NULL;
   pr_tensor_release(xv);
   pr_tensor_release(t);
   pr_tensor_release(v);
@@ -464,12 +464,12 @@ static pr_Tensor *einsum_result(pr_Runtime *rt, const Einsum *e, const pr_Tensor
   Term in[2] = {{0, {0}}, {0, {0}}}, o;
   ein_strip(rt, e->eq, eq);
   ein_terms(e, eq, nops, ops, in, &o);
-  if (out->device == PR_CPU) {
+  if (pr_holds_values(out)) {
     pr_Runtime quiet = *rt;   /* the decomposition's ops are the kernel's, not the model's */
     quiet.rec = NULL;
     quiet.grad_enabled = 0;
     pr_Tensor *r = out->dtype == PROF_F32 ? ein_compute(&quiet, nops, in, &o, a, b) : NULL;
-    int rc = r != NULL ? pr_cpu_copy_into(rt, out, r) : PR_ERR;
+    int rc = r != NULL ? PR_K(out)->copy_into(rt, out, r) : PR_ERR;
     pr_tensor_release(r);
     if (rc != 0) {
       if (out->dtype != PROF_F32) pr_error(rt, "einsum: cpu kernels compute float32");

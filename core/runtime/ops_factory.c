@@ -1,6 +1,7 @@
-/* ops_factory.c — tensors made from values: arange, full, ones and tensor (cpu stores the values). */
+/* ops_factory.c — tensors made from values: arange, full, ones and tensor (values built on the host, copied in by the backend). */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -45,9 +46,8 @@ static float to_f32(double f) {
 }
 
 /* Writes element i of a fresh contiguous cpu tensor. */
-static void store(pr_Tensor *t, int64_t i, double f, int64_t v) {
-  void *p = t->storage->data;
-  switch (t->dtype) {
+static void store(void *p, int dtype, int64_t i, double f, int64_t v) {
+  switch (dtype) {
     case PROF_F32: ((float *)p)[i] = to_f32(f); break;
     case PROF_F64: ((double *)p)[i] = f; break;
     case PROF_F16: ((uint16_t *)p)[i] = to_f16(to_f32(f)); break;
@@ -60,15 +60,29 @@ static void store(pr_Tensor *t, int64_t i, double f, int64_t v) {
   }
 }
 
-/* Fills a new tensor on cpu from one value (one) or the lists; meta tensors keep no values. */
-static pr_Tensor *fill(pr_Tensor *t, const double *fvals, const int64_t *ivals, int one) {
-  if (t == NULL || t->device != PR_CPU || (fvals == NULL && ivals == NULL)) return t;
+/* The values, built on the host, into t through its backend; shapes-only tensors keep none. */
+static pr_Tensor *fill(pr_Runtime *rt, pr_Tensor *t, const double *fvals, const int64_t *ivals,
+                       int one, double start, double step) {
+  if (t == NULL || !pr_holds_values(t)) return t;
+  if (fvals == NULL && ivals == NULL && step == 0) return t;   /* already zeros */
   int64_t numel = pr_numel(t);
+  size_t nbytes = t->storage->nbytes;
+  void *host = malloc(nbytes ? nbytes : 1);
+  if (host == NULL) {
+    pr_tensor_release(t);
+    return pr_fail(rt, "out of memory building %zu bytes of values", nbytes);
+  }
   for (int64_t i = 0; i < numel; i++) {
     int64_t k = one ? 0 : i;
-    double f = fvals != NULL ? fvals[k] : (double)ivals[k];
-    int64_t v = ivals != NULL ? ivals[k] : to_i64(fvals[k]);
-    store(t, i, f, v);
+    double f = step != 0 ? start + (double)i * step : fvals != NULL ? fvals[k] : (double)ivals[k];
+    int64_t v = step != 0 ? to_i64(f) : ivals != NULL ? ivals[k] : to_i64(fvals[k]);
+    store(host, t->dtype, i, f, v);
+  }
+  int rc = t->be->from_host(t->be, t->storage->data, host, nbytes);
+  free(host);
+  if (rc != 0) {
+    pr_tensor_release(t);
+    return pr_fail(rt, "could not copy values to %s", t->be->name);
   }
   return t;
 }
@@ -82,23 +96,17 @@ pr_Tensor *pr_arange(pr_Runtime *rt, double start, double end, double step, int 
   double count = ceil((end - start) / step);
   if (count > 9.0e15) return pr_fail(rt, "arange: %g elements are too many", count);
   int64_t n = (int64_t)count;
-  pr_Tensor *t = pr_tensor_new(rt, 1, &n, dtype, device);
-  if (t == NULL || device != PR_CPU) return t;
-  for (int64_t i = 0; i < n; i++) {
-    double f = start + (double)i * step;
-    store(t, i, f, to_i64(f));
-  }
-  return t;
+  return fill(rt, pr_tensor_new(rt, 1, &n, dtype, device), NULL, NULL, 0, start, step);
 }
 
 pr_Tensor *pr_full(pr_Runtime *rt, int ndim, const int64_t *shape, double value, int dtype,
                    int device) {
   int64_t v = to_i64(value);
-  return fill(pr_tensor_new(rt, ndim, shape, dtype, device), &value, &v, 1);
+  return fill(rt, pr_tensor_new(rt, ndim, shape, dtype, device), &value, &v, 1, 0, 0);
 }
 
 pr_Tensor *pr_tensor_from(pr_Runtime *rt, int ndim, const int64_t *shape, const double *fvals,
                           const int64_t *ivals, int dtype, int device) {
   pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, device);
-  return fill(t, fvals, ivals, 0);
+  return fill(rt, t, fvals, ivals, 0, 0, 0);
 }

@@ -105,7 +105,7 @@ static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tens
                                  const pr_Tensor *a, const pr_Tensor *b, double beta, double alpha,
                                  pr_Tensor *out) {
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU) {
+  if (pr_holds_values(out)) {
     if (out->dtype != PROF_F32) {
       pr_tensor_release(out);
       return pr_fail(rt, "%s: cpu kernels compute float32", prof_op_kind_name(kind));
@@ -130,12 +130,12 @@ static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tens
       if (o2 != NULL && c != NULL) {
         /* the added term, broadcast into out, then accumulated onto by sgemm */
         pr_Tensor *ce = pr_expand(&quiet, c, o2->ndim, o2->shape);
-        rc = ce ? pr_cpu_copy_into(&quiet, o2, ce) : PR_ERR;
+        rc = ce ? PR_K(o2)->copy_into(&quiet, o2, ce) : PR_ERR;
         pr_tensor_release(ce);
         fbeta = (float)beta;
         if (rc != 0) goto done;
       }
-      rc = o2 ? pr_cpu_batched_mm(rt, a2, b2, o2, (float)alpha, fbeta) : PR_ERR;
+      rc = o2 ? PR_K(o2)->batched_mm(rt, a2, b2, o2, (float)alpha, fbeta) : PR_ERR;
     }
   done:
     pr_tensor_release(a2);

@@ -110,14 +110,14 @@ static int class_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
                      (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
                      4 * (numel + (gin[1] ? numel : 0))) != 0)
     return PR_ERR;
-  if (t->device != PR_CPU) return 0;
+  if (!pr_holds_values(t)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return PR_ERR;
   /* without an input gradient the kernel still needs somewhere to write it */
   pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
-                         : pr_tensor_new(rt, 1, &numel, PROF_F32, PR_CPU);
+                         : pr_tensor_new(rt, 1, &numel, PROF_F32, t->device);
   if (gx != NULL)
-    pr_cpu_class_loss_backward(&p, p.nll ? NULL : pr_f32(logp), p.soft ? NULL : i64(t),
+    PR_K(t)->class_loss_backward(&p, p.nll ? NULL : pr_f32(logp), p.soft ? NULL : i64(t),
                                p.soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(gc),
                                n->args.f[1], pr_f32(gx), gin[1] ? pr_f32(gin[1]) : NULL);
   pr_tensor_release(gc);
@@ -132,7 +132,7 @@ static pr_Tensor *class_result(pr_Runtime *rt, pr_Tensor *out, const char *name,
   if (out == NULL) return NULL;
   pr_Tensor *xc = NULL, *tc = NULL, *wc = NULL, *logp = NULL;
   double divisor = 0;
-  int cpu = out->device == PR_CPU;
+  int cpu = pr_holds_values(out);
   if (cpu || pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
     xc = pr_contiguous_data(rt, x);
     tc = xc ? pr_contiguous_data(rt, t) : NULL;
@@ -141,8 +141,8 @@ static pr_Tensor *class_result(pr_Runtime *rt, pr_Tensor *out, const char *name,
   }
   if (cpu) {
     int64_t numel = pr_numel(x);
-    if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, PR_CPU)) == NULL) goto fail;
-    pr_cpu_class_loss(p, pr_f32(xc), p->soft ? NULL : i64(tc), p->soft ? pr_f32(tc) : NULL,
+    if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device)) == NULL) goto fail;
+    PR_K(out)->class_loss(p, pr_f32(xc), p->soft ? NULL : i64(tc), p->soft ? pr_f32(tc) : NULL,
                       wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out), &divisor);
   }
   if (pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
@@ -173,11 +173,11 @@ fail:
 /* The cpu's dtype, and class indices in range, before anything is recorded. */
 static int check_cpu_classes(pr_Runtime *rt, const char *name, const pr_Tensor *x,
                              const pr_Tensor *t, const pr_LossArgs *a) {
-  if (x->device != PR_CPU) return 0;
+  if (!pr_holds_values(x)) return 0;
   if (x->dtype != PROF_F32)
     return pr_error(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   if (pr_is_float(t->dtype)) return 0;
-  return pr_cpu_class_targets_check(rt, name, t, x->shape[x->ndim == 1 ? 0 : 1], a->ignore_index);
+  return PR_K(t)->class_targets_check(rt, name, t, x->shape[x->ndim == 1 ? 0 : 1], a->ignore_index);
 }
 
 pr_Tensor *pr_cross_entropy(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
@@ -226,7 +226,7 @@ static int mse_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   if (pr_record_work(rt, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
                      4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
     goto end;
-  if (d->device == PR_CPU) {
+  if (pr_holds_values(d)) {
     pr_Tensor *gc = pr_contiguous_data(rt, g);
     if (gc == NULL) goto end;
     const float *dp = pr_f32(d), *gp = pr_f32(gc);
@@ -283,7 +283,7 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
                        int reduction) {
   if (pr_check_float(rt, "mse_loss", "input", input) != 0) return NULL;
   if (pr_check_same(rt, "mse_loss", input, target, NULL) != 0) return NULL;
-  if (input->device == PR_CPU && input->dtype != PROF_F32)
+  if (pr_holds_values(input) && input->dtype != PROF_F32)
     return pr_fail(rt, "mse_loss: cpu kernels compute float32, got %s",
                    prof_dtype_name(input->dtype));
   /* PyTorch broadcasts input and target (with a warning when they differ) */
@@ -298,9 +298,9 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   if (out == NULL) return NULL;
   pr_Tensor *d = NULL;
   int grad = pr_needs_grad(rt, input, target, NULL);
-  if (out->device == PR_CPU || grad) {
+  if (pr_holds_values(out) || grad) {
     d = pr_tensor_new(rt, ndim, shape, PROF_F32, input->device);
-    if (d == NULL || (out->device == PR_CPU && mse_cpu(rt, input, target, reduction, d, out) != 0))
+    if (d == NULL || (pr_holds_values(out) && mse_cpu(rt, input, target, reduction, d, out) != 0))
       goto fail;
   }
   if (grad) {

@@ -89,7 +89,7 @@ static int norm_cpu(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, const
   if (input_stats) {
     double *var = run->mean || run->var ? malloc(sizeof *var * (size_t)(cells ? cells : 1)) : NULL;
     if ((run->mean || run->var) && var == NULL) return pr_error(rt, "norm: out of memory");
-    pr_cpu_norm_stats(p, pr_f32(xc), mp, rp, var);
+    PR_K(xc)->norm_stats(p, pr_f32(xc), mp, rp, var);
     if (var != NULL) update_running(p, run, mp, var);
     free(var);
   } else {
@@ -102,7 +102,7 @@ static int norm_cpu(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, const
   pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL, *bc = b ? pr_contiguous_data(rt, b) : NULL;
   int rc = (w && !wc) || (b && !bc) ? PR_ERR : 0;
   if (rc == 0)
-    pr_cpu_norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
+    PR_K(out)->norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
                       pr_f32(out));
   pr_tensor_release(wc);
   pr_tensor_release(bc);
@@ -144,14 +144,14 @@ static int norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   if (pr_record_work(rt, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
                      es * wrote) != 0)
     return PR_ERR;
-  if (x->device != PR_CPU) return 0;
+  if (!pr_holds_values(x)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   double *acc = gc ? calloc((size_t)(2 * p.C + 1), sizeof *acc) : NULL;
   if (acc == NULL) {
     pr_tensor_release(gc);
     return pr_error(rt, "%s backward: out of memory", n->name);
   }
-  pr_cpu_norm_backward(&p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
+  PR_K(x)->norm_backward(&p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
                        input_stats, gin[0] ? pr_f32(gin[0]) : NULL, gin[1] ? acc : NULL,
                        gin[2] ? acc + p.C : NULL);
   for (int i = 1; i < 3; i++)
@@ -171,7 +171,7 @@ static pr_Tensor *norm_result(pr_Runtime *rt, pr_Tensor *out, const char *name, 
                               int input_stats, const Running *run) {
   if (out == NULL) return NULL;
   pr_Tensor *xc = NULL, *mean = NULL, *rstd = NULL;
-  int cpu = out->device == PR_CPU;
+  int cpu = pr_holds_values(out);
   if (cpu) {
     int64_t cells = pr_norm_cells(p);
     if (x->dtype != PROF_F32) {
@@ -179,8 +179,8 @@ static pr_Tensor *norm_result(pr_Runtime *rt, pr_Tensor *out, const char *name, 
       goto fail;
     }
     xc = pr_contiguous_data(rt, x);
-    mean = xc ? pr_tensor_new(rt, 1, &cells, PROF_F32, PR_CPU) : NULL;
-    rstd = mean ? pr_tensor_new(rt, 1, &cells, PROF_F32, PR_CPU) : NULL;
+    mean = xc ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
+    rstd = mean ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
     if (rstd == NULL || norm_cpu(rt, p, input_stats, run, xc, w, b, mean, rstd, out) != 0)
       goto fail;
   }
@@ -360,10 +360,10 @@ static int embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr
   if (pr_record_work(rt, "embedding_backward", 0, rows * d,
                      4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
     return PR_ERR;
-  if (w->device != PR_CPU) return 0;
+  if (!pr_holds_values(w)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return PR_ERR;
-  pr_cpu_embedding_backward(idx, pr_f32(gc), d, n->args.i[0], pr_f32(gin[1]));
+  PR_K(w)->embedding_backward(idx, pr_f32(gc), d, n->args.i[0], pr_f32(gin[1]));
   pr_tensor_release(gc);
   return 0;
 }
@@ -377,7 +377,7 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   if (pr_check_float(rt, "embedding", "weight", w) != 0) return NULL;
   if (indices->device != w->device)
     return pr_fail(rt, "embedding: expected all tensors on the same device, got %s and %s",
-                   pr_device_name(indices->device), pr_device_name(w->device));
+                   indices->be->name, w->be->name);
   if (w->ndim != 2)
     return pr_fail(rt, "embedding: weight %s must be 2-D [num_embeddings, embedding_dim]",
                    pr_shape_str(w, sw, sizeof sw));
@@ -392,18 +392,18 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   for (int i = 0; i < indices->ndim; i++) shape[i] = indices->shape[i];
   shape[indices->ndim] = w->shape[1];
   /* a bad index fails before anything is recorded */
-  if (w->device == PR_CPU) {
+  if (pr_holds_values(w)) {
     if (w->dtype != PROF_F32)
       return pr_fail(rt, "embedding: cpu kernels compute float32, got %s",
                      prof_dtype_name(w->dtype));
-    if (pr_cpu_embedding_check(rt, indices, v) != 0) return NULL;
+    if (PR_K(indices)->embedding_check(rt, indices, v) != 0) return NULL;
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_EMBEDDING, indices, w, NULL);
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, indices->ndim + 1, shape, w->dtype,
                                                         w->device));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && pr_cpu_embedding(rt, indices, w, out) != 0) {
+  if (pr_holds_values(out) && PR_K(out)->embedding(rt, indices, w, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -438,7 +438,7 @@ static pr_Tensor *dropout_cpu(pr_Runtime *rt, const pr_Tensor *x, double p, pr_T
   float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f, *m = pr_f32(mask);
   for (int64_t i = 0, n = pr_numel(mask); i < n; i++)
     m[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
-  if (pr_cpu_binary(rt, PROF_OP_MUL, x, mask, 0, 0, out) != 0) {
+  if (PR_K(out)->binary(rt, PROF_OP_MUL, x, mask, 0, 0, out) != 0) {
     pr_tensor_release(mask);
     return NULL;
   }
@@ -456,7 +456,7 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
   op.flags |= PROF_OPF_TRAINING;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x)), *mask = NULL;
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && (mask = dropout_cpu(rt, x, p, out)) == NULL) {
+  if (pr_holds_values(out) && (mask = dropout_cpu(rt, x, p, out)) == NULL) {
     pr_tensor_release(out);
     return NULL;
   }

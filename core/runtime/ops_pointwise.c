@@ -58,8 +58,8 @@ static int unary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
   prof_OpKind kind = (prof_OpKind)n->args.i[0];
   pr_Tensor *gx = grad_result(rt, unary_grad[kind].name, g, pr_numel(g) * unary_grad[kind].flops,
                               n->saved[1] != NULL ? 3 : 2);
-  if (gx != NULL && gx->device == PR_CPU &&
-      pr_cpu_unary_backward(rt, kind, n->saved[0], n->saved[1], g, n->args.f[0], n->args.f[1],
+  if (gx != NULL && pr_holds_values(gx) &&
+      PR_K(gx)->unary_backward(rt, kind, n->saved[0], n->saved[1], g, n->args.f[0], n->args.f[1],
                             gx) != 0) {
     pr_tensor_release(gx);
     gx = NULL;
@@ -77,7 +77,7 @@ pr_Tensor *pr_unary_ex(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, dou
   op.flags |= flags;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && pr_cpu_unary(rt, kind, x, a, b, out) != 0) {
+  if (pr_holds_values(out) && PR_K(out)->unary(rt, kind, x, a, b, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -107,16 +107,16 @@ pr_Tensor *pr_clamp(pr_Runtime *rt, const pr_Tensor *x, double lo, double hi) {
 /* dx = x > 0 ? g : w·g; dw = the sum of x·g where x <= 0, per channel (or over everything). */
 static int prelu_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   const pr_Tensor *x = n->saved[0], *w = n->saved[1];
-  int cpu = g->device == PR_CPU;
+  int cpu = pr_holds_values(g);
   int64_t flops = 2 * pr_numel(g);   /* per element: compare, multiply */
   if (n->inputs[0] != NULL) {
     gin[0] = grad_result(rt, "prelu_backward", g, flops, 2);
-    if (gin[0] == NULL || (cpu && pr_cpu_prelu_backward(rt, x, w, g, gin[0], NULL) != 0))
+    if (gin[0] == NULL || (cpu && PR_K(g)->prelu_backward(rt, x, w, g, gin[0], NULL) != 0))
       return PR_ERR;   /* the caller releases what gin holds */
   }
   if (n->inputs[1] != NULL) {
     pr_Tensor *t = grad_result(rt, "prelu_backward", g, flops, 2), *s = NULL;
-    if (t != NULL && (!cpu || pr_cpu_prelu_backward(rt, x, w, g, NULL, t) == 0)) {
+    if (t != NULL && (!cpu || PR_K(g)->prelu_backward(rt, x, w, g, NULL, t) == 0)) {
       int dims[PR_MAX_DIMS], nd = 0;
       for (int d = 0; pr_numel(w) > 1 && d < x->ndim; d++)
         if (d != 1) dims[nd++] = d;
@@ -141,7 +141,7 @@ pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w) {
   pr_op_begin(&op, PROF_OP_PRELU, x, w, NULL);
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && pr_cpu_prelu(rt, x, w, out) != 0) {
+  if (pr_holds_values(out) && PR_K(out)->prelu(rt, x, w, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -169,8 +169,8 @@ static int softmax_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_T
   pr_Tensor *gx = grad_result(rt, kind == PROF_OP_SOFTMAX ? "softmax_backward"
                                                           : "log_softmax_backward",
                               g, flops, 2);
-  if (gx != NULL && gx->device == PR_CPU &&
-      pr_cpu_softmax_backward(rt, kind, n->saved[0], g, d, gx) != 0) {
+  if (gx != NULL && pr_holds_values(gx) &&
+      PR_K(gx)->softmax_backward(rt, kind, n->saved[0], g, d, gx) != 0) {
     pr_tensor_release(gx);
     gx = NULL;
   }
@@ -189,7 +189,7 @@ pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int 
   op.dim = d;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && pr_cpu_softmax(rt, kind, x, d, out) != 0) {
+  if (pr_holds_values(out) && PR_K(out)->softmax(rt, kind, x, d, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -283,8 +283,8 @@ static int binary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
       /* per element and gradient: compare for the tie, compare for the loser, halve */
       if (want_a) ga = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
       if (want_b) gb = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
-      if (g->device == PR_CPU && (want_a ? ga != NULL : 1) && (want_b ? gb != NULL : 1) &&
-          pr_cpu_extremum_backward(rt, kind, a, b, s, g, ga, gb) != 0) {
+      if (pr_holds_values(g) && (want_a ? ga != NULL : 1) && (want_b ? gb != NULL : 1) &&
+          PR_K(g)->extremum_backward(rt, kind, a, b, s, g, ga, gb) != 0) {
         pr_tensor_release(ga);
         pr_tensor_release(gb);
         ga = gb = NULL;
@@ -318,7 +318,7 @@ pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const
   if (b != NULL) {
     if (a->device != b->device)
       return pr_fail(rt, "%s: expected both tensors on the same device, got %s and %s", name,
-                     pr_device_name(a->device), pr_device_name(b->device));
+                     a->be->name, b->be->name);
     if (pr_broadcast_shapes(rt, name, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != 0)
       return NULL;
   }
@@ -336,11 +336,11 @@ pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const
   int dtype = result_dtype(kind, a, b, s);
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, ndim, shape, dtype, a->device));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU) {
+  if (pr_holds_values(out)) {
     pr_Tensor *ca = as_dtype(rt, a, dtype), *cb = as_dtype(rt, b, dtype);
     int rc = (ca == NULL || (b != NULL && cb == NULL))
                  ? PR_ERR
-                 : pr_cpu_binary(rt, kind, ca, cb, s, scalar_first, out);
+                 : PR_K(out)->binary(rt, kind, ca, cb, s, scalar_first, out);
     pr_tensor_release(ca);
     pr_tensor_release(cb);
     if (rc != 0) {

@@ -61,10 +61,10 @@ static int interpolate_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, 
   }
   pr_Tensor *gx = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device));
   if (gx == NULL) return PR_ERR;
-  if (gx->device == PR_CPU) {
+  if (pr_holds_values(gx)) {
     pr_ResampleGeom geo;
     resample_geom(&geo, x, g, (int)v[0], (int)v[1], n->args.f);
-    if (pr_cpu_interpolate_backward(rt, g, &geo, gx) != 0) {
+    if (PR_K(gx)->interpolate_backward(rt, g, &geo, gx) != 0) {
       pr_tensor_release(gx);
       return PR_ERR;
     }
@@ -127,7 +127,7 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   for (int i = 0; i < nsp && a->nsize == 0 && a->mode != PROF_INTERP_AREA; i++)
     scale[i] = a->scale[a->scale_scalar ? 0 : i];
   resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
-  if (out->device == PR_CPU && pr_cpu_interpolate(rt, x, &geo, out) != 0) {
+  if (pr_holds_values(out) && PR_K(out)->interpolate(rt, x, &geo, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }

@@ -63,7 +63,7 @@ static pr_Tensor *select_grad(pr_Runtime *rt, pr_Tensor *out, const char *name, 
 /* Computes out = cond ? a : b on cpu; on failure releases out. */
 static pr_Tensor *where_values(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a,
                                const pr_Tensor *b, double sa, double sb, pr_Tensor *out) {
-  if (out != NULL && out->device == PR_CPU && pr_cpu_where(rt, cond, a, b, sa, sb, out) != 0) {
+  if (out != NULL && pr_holds_values(out) && PR_K(out)->where(rt, cond, a, b, sa, sb, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }
@@ -74,8 +74,8 @@ pr_Tensor *pr_masked_fill(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *m
                           double value) {
   if (check_bool(rt, "masked_fill", "mask", mask) != 0) return NULL;
   if (mask->device != x->device)
-    return pr_fail(rt, "masked_fill: mask is on %s, input on %s", pr_device_name(mask->device),
-                   pr_device_name(x->device));
+    return pr_fail(rt, "masked_fill: mask is on %s, input on %s", mask->be->name,
+                   x->be->name);
   int n;
   int64_t shape[PR_MAX_DIMS];
   if (pr_broadcast_shapes(rt, "masked_fill", x->ndim, x->shape, mask->ndim, mask->shape, &n,
@@ -98,7 +98,7 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
     if (t[i] == NULL) continue;
     if (t[i]->device != cond->device)
       return pr_fail(rt, "where: expected all tensors on the same device, got %s and %s",
-                     pr_device_name(cond->device), pr_device_name(t[i]->device));
+                     cond->be->name, t[i]->be->name);
     if (pr_broadcast_shapes(rt, "where", n, shape, t[i]->ndim, t[i]->shape, &n, shape) != 0)
       return NULL;
   }
@@ -143,8 +143,8 @@ pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int
   op.name = name;
   pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU) {
-    if (pr_cpu_copy_into(rt, out, x) != 0) {
+  if (pr_holds_values(out)) {
+    if (PR_K(out)->copy_into(rt, out, x) != 0) {
       pr_tensor_release(out);
       return NULL;
     }

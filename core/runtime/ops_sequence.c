@@ -52,8 +52,8 @@ static int check_mask(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *m, in
   char sm[96], sw[96];
   const char *name = "scaled_dot_product_attention";
   if (m->device != q->device)
-    return pr_error(rt, "%s: attn_mask is on %s, query on %s", name, pr_device_name(m->device),
-                    pr_device_name(q->device));
+    return pr_error(rt, "%s: attn_mask is on %s, query on %s", name, m->be->name,
+                    q->be->name);
   if (m->dtype != PROF_BOOL && m->dtype != q->dtype)
     return pr_error(rt, "%s: attn_mask must be bool or %s (the query's dtype), got %s", name,
                     prof_dtype_name(q->dtype), prof_dtype_name(m->dtype));
@@ -169,8 +169,8 @@ static int sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   if (pr_record_work(rt, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
                      4 * numel * (2 + drop), 4 * numel) != 0)
     goto end;
-  if (gS->device == PR_CPU)
-    pr_cpu_attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
+  if (pr_holds_values(gS))
+    PR_K(gS)->attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
                                  S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
   if (n->inputs[0] != NULL) {
     /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */
@@ -223,9 +223,9 @@ static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, cons
   if ((kt = pr_transpose(&quiet, kv, -2, -1)) == NULL) goto end;
   if (a->attn_mask != NULL && (me = pr_expand(&quiet, a->attn_mask, nb + 2, sshape)) == NULL)
     goto end;
-  if (pr_cpu_batched_mm(rt, qv, kt, Ps, (float)scale, 0.0f) != 0) goto end;
-  pr_cpu_attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? pr_f32(As) : NULL);
-  rc = pr_cpu_batched_mm(rt, As, vv, os, 1.0f, 0.0f);
+  if (PR_K(Ps)->batched_mm(rt, qv, kt, Ps, (float)scale, 0.0f) != 0) goto end;
+  PR_K(P)->attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? pr_f32(As) : NULL);
+  rc = PR_K(os)->batched_mm(rt, As, vv, os, 1.0f, 0.0f);
 end:
   if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
   release3(qv, kv, vv);
@@ -241,7 +241,7 @@ static pr_Tensor *sdpa_result(pr_Runtime *rt, pr_Tensor *out, const pr_Tensor *q
   if (out == NULL) return NULL;
   const char *name = "scaled_dot_product_attention";
   double scale = a->scale == a->scale ? a->scale : 1.0 / sqrt((double)q->shape[q->ndim - 1]);
-  int cpu = out->device == PR_CPU, grad = pr_needs_grad(rt, q, k, v), drop = a->dropout_p > 0;
+  int cpu = pr_holds_values(out), grad = pr_needs_grad(rt, q, k, v), drop = a->dropout_p > 0;
   if (!cpu && !grad) return out;
   if (cpu && q->dtype != PROF_F32) {
     pr_tensor_release(out);
@@ -422,7 +422,7 @@ static pr_RnnPlan rnn_plan(const pr_RnnArgs *a, int64_t T, int64_t N, int64_t la
 
 /* The cpu computes with the weights; meta counts from the sizes alone. */
 static int need_weights(pr_Runtime *rt, const char *name, const pr_Tensor *x, int nw) {
-  if (nw > 0 || x->device != PR_CPU) return 0;
+  if (nw > 0 || !pr_holds_values(x)) return 0;
   return pr_error(rt, "%s: the cpu kernel needs the weights (core.rnn(kind, x, options, h0, c0, "
                   "weights) with PyTorch's _flat_weights)", name);
 }
@@ -481,7 +481,7 @@ pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *
     return NULL;
   if (need_weights(rt, name, x, nw) != 0) return NULL;
   if (nw > 0 && check_weights(rt, name, x, nw, w, a, a->num_layers, dirs) != 0) return NULL;
-  if (x->device == PR_CPU && x->dtype != PROF_F32)
+  if (pr_holds_values(x) && x->dtype != PROF_F32)
     return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   if (!batched) {
     oshape[0] = T, oshape[1] = dirs * H;
@@ -540,7 +540,7 @@ pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Ten
     return NULL;
   if (need_weights(rt, name, x, nw) != 0) return NULL;
   if (nw > 0 && check_weights(rt, name, x, nw, w, a, 1, 1) != 0) return NULL;
-  if (x->device == PR_CPU && x->dtype != PROF_F32)
+  if (pr_holds_values(x) && x->dtype != PROF_F32)
     return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   prof_Op op;
   pr_op_begin(&op, a->kind, x, h, c);

@@ -17,7 +17,7 @@ static pr_Tensor *scatter_back(pr_Runtime *rt, const pr_Tensor *x, const pr_Node
   int dim = (int)n->args.i[1];
   pr_Tensor *part = n->args.i[0] == VK_SELECT ? pr_select(rt, gx, dim, n->args.i[2])
                                               : pr_narrow(rt, gx, dim, n->args.i[2], g->shape[dim]);
-  if (part == NULL || pr_cpu_copy_into(rt, part, g) != 0) {
+  if (part == NULL || PR_K(part)->copy_into(rt, part, g) != 0) {
     pr_tensor_release(part);
     pr_tensor_release(gx);
     return NULL;
@@ -79,7 +79,7 @@ static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) 
 
 /* A copy in the same element order (contiguous, reshape of a strided tensor), values included. */
 static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
-  if (c != NULL && c->device == PR_CPU && x->dtype == c->dtype && pr_cpu_cast(rt, x, c) != 0) {
+  if (c != NULL && pr_holds_values(c) && x->dtype == c->dtype && PR_K(c)->cast(rt, x, c) != 0) {
     pr_tensor_release(c);
     return NULL;
   }
@@ -337,7 +337,7 @@ static int join_cpu(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, in
         if (!stacked || i != d) stride[j++] = out->stride[i];
       pr_Tensor *slice = pr_tensor_view(rt, out, x->ndim, x->shape, stride,
                                         start * out->stride[d]);
-      int rc = slice != NULL ? pr_cpu_copy_into(rt, slice, x) : PR_ERR;
+      int rc = slice != NULL ? PR_K(slice)->copy_into(rt, slice, x) : PR_ERR;
       pr_tensor_release(slice);
       if (rc != 0) return PR_ERR;
     }
@@ -395,7 +395,7 @@ static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const
       needs |= pr_needs_grad(rt, parts[s + j], NULL, NULL);
     }
     gsizes[ng] = shape[d];
-    groups[ng] = pr_tensor_new(rt, target->ndim, shape, target->dtype, PR_META);
+    groups[ng] = pr_tensor_new(rt, target->ndim, shape, target->dtype, PR_SHAPES_DEVICE);
     if (groups[ng] == NULL) rc = PR_ERR;
     else if (needs) rc = join_attach(rt, groups[ng], parts + s, sizes + s, k, d, stacked);
   }
@@ -409,7 +409,7 @@ static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const
 static pr_Tensor *join_result(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d,
                               int stacked, pr_Tensor *out) {
   if (out == NULL) return NULL;
-  if (out->device == PR_CPU && join_cpu(rt, n, xs, d, stacked, out) != 0) goto fail;
+  if (pr_holds_values(out) && join_cpu(rt, n, xs, d, stacked, out) != 0) goto fail;
   int needs = 0;
   for (int k = 0; k < n; k++) needs |= pr_needs_grad(rt, xs[k], NULL, NULL);
   if (!needs) return out;
@@ -464,13 +464,14 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
   if (device < 0) device = x->device;
   if (dtype == x->dtype && device == x->device)
     return pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset);
-  if (device != x->device && (device == PR_META || x->device == PR_META))
-    return pr_fail(rt, "to: cannot move a tensor between %s and %s (meta tensors have no values)",
-                   pr_device_name(x->device), pr_device_name(device));
-  if (device == PR_CUDA || x->device == PR_CUDA)
-    return pr_fail(rt, "to: device 'cuda' is not available in this build");
+  const pr_Backend *to = pr_device_backend(rt, device);
+  if (to == NULL) return pr_fail(rt, "to: unknown device %d", device);
+  if (to->unavailable != NULL) return pr_fail(rt, "to: %s", to->unavailable);
+  if (device != x->device && (!to->holds_values || !pr_holds_values(x)))
+    return pr_fail(rt, "to: cannot move a tensor between %s and %s (%s tensors have no values)",
+                   x->be->name, to->name, to->holds_values ? x->be->name : to->name);
   pr_Tensor *out = pr_tensor_new(rt, x->ndim, x->shape, dtype, device);
-  if (out != NULL && out->device == PR_CPU && pr_cpu_cast(rt, x, out) != 0) {
+  if (out != NULL && pr_holds_values(out) && PR_K(out)->cast(rt, x, out) != 0) {
     pr_tensor_release(out);
     return NULL;
   }

@@ -20,8 +20,8 @@ static int same_layout(pr_Runtime *rt, const char *who, const char *what, const 
   char sp[96], st[96];
   if (t->device != p->device || t->dtype != p->dtype)
     return pr_error(rt, "%s: %s is %s on %s, the parameter %s on %s", who, what,
-                    prof_dtype_name(t->dtype), pr_device_name(t->device),
-                    prof_dtype_name(p->dtype), pr_device_name(p->device));
+                    prof_dtype_name(t->dtype), t->be->name,
+                    prof_dtype_name(p->dtype), p->be->name);
   if (t->ndim != p->ndim || memcmp(t->shape, p->shape, sizeof *t->shape * (size_t)t->ndim) != 0)
     return pr_error(rt, "%s: %s has shape %s, the parameter %s", who, what,
                     pr_shape_str(t, st, sizeof st), pr_shape_str(p, sp, sizeof sp));
@@ -47,7 +47,7 @@ static int check_slot(pr_Runtime *rt, const char *who, const pr_OptimSlot *s, in
   }
   if (s->step < 1)
     return pr_error(rt, "%s: step counts start at 1, got %lld", who, (long long)s->step);
-  if (p->device != PR_CPU) return 0;
+  if (!pr_holds_values(p)) return 0;
   if (p->dtype != PROF_F32)
     return pr_error(rt, "%s: cpu parameters are float32, got %s", who, prof_dtype_name(p->dtype));
   if (!pr_is_contiguous(p)) return pr_error(rt, "%s: a parameter is not contiguous", who);
@@ -124,7 +124,7 @@ int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdAr
                   (momentum && !fresh ? 3 : 0) + (momentum && a->nesterov ? 2 : 0));
     rd += k * es * (2 + (momentum && !fresh ? 1 : 0));
     wr += k * es * (1 + momentum);
-    if (s->param->device != PR_CPU) continue;
+    if (!pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
     if (g == NULL) return PR_ERR;
     sgd_kernel(pr_f32(s->param), pr_f32(g), momentum ? pr_f32(s->state[0]) : NULL, k, fresh, a);
@@ -194,7 +194,7 @@ int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_Adam
     numel += k;
     rd += k * es * (2 + nstate);
     wr += k * es * (1 + nstate);
-    if (s->param->device != PR_CPU) continue;
+    if (!pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
     if (g == NULL) return PR_ERR;
     adam_kernel(pr_f32(s->param), pr_f32(g), pr_f32(s->state[0]), pr_f32(s->state[1]),

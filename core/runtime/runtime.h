@@ -10,14 +10,24 @@
 #define PR_MAX_DIMS PROF_MAX_DIMS
 #define PR_ERR (-1)
 
-typedef enum pr_Device { PR_META = 0, PR_CPU = 1, PR_CUDA = 2, PR_DEVICE_COUNT } pr_Device;
+#include "backend.h"
 
-/* Element storage of cpu tensors, shared by views; freed when the last tensor lets go. */
+/* The registry's first device: shapes only (autograd keeps shape twins there). */
+#define PR_SHAPES_DEVICE 0
+
+typedef struct pr_Runtime pr_Runtime;
+
+/*
+** Element storage, shared by views; a block of its backend's allocator, freed through it when the
+** last tensor lets go.
+*/
 typedef struct pr_Storage {
   int64_t refs;
   size_t nbytes;
-  void *data;
-  int64_t *live;               /* the runtime's count of live storage bytes (see pr_Runtime) */
+  void *data;                  /* device memory of be */
+  const pr_Backend *be;
+  pr_Runtime *home;            /* whose live bytes count it (see pr_Runtime.home) */
+  prof_State *rec;             /* the recorder told of the allocation (NULL: none): told of the free */
 } pr_Storage;
 
 /*
@@ -30,12 +40,13 @@ typedef struct pr_Tensor {
   int64_t refs;
   int32_t ndim;
   int32_t dtype;               /* prof_DType */
-  int32_t device;              /* pr_Device */
+  int32_t device;              /* index into the runtime's device registry */
   uint32_t flags;              /* PR_T_* */
   int64_t shape[PR_MAX_DIMS];
   int64_t stride[PR_MAX_DIMS]; /* in elements */
   int64_t offset;              /* in elements */
-  pr_Storage *storage;         /* NULL on meta */
+  pr_Storage *storage;         /* NULL on a shapes-only device */
+  const pr_Backend *be;        /* the device's backend (never NULL) */
   pr_Node *grad_fn;            /* the op that made it, when it needs a gradient (owned ref) */
   struct pr_Tensor *grad;      /* accumulated gradient of a leaf that requires one (owned ref) */
 } pr_Tensor;
@@ -47,34 +58,53 @@ typedef struct pr_Tensor {
 ** Runtime context: the recorder ops report to (NULL: not profiling) and the last error. One per
 ** Lua state (or host); no globals.
 */
-typedef struct pr_Runtime {
+struct pr_Runtime {
   prof_State *rec;
-  int32_t default_device;      /* pr_Device */
+  int32_t default_device;      /* a registry index */
   int32_t default_dtype;       /* prof_DType */
   int32_t grad_enabled;        /* ops record their backward (torch's grad mode) */
   int32_t training;            /* unused by ops; modules carry their own mode */
   uint64_t rng[4];             /* xoshiro256** state of randn/rand/dropout */
-  int64_t allocated;           /* cpu bytes allocated since the host last asked (GC pressure) */
-  int64_t live_bytes;          /* cpu storage bytes allocated and not yet freed */
-  int64_t memory_bytes;        /* this machine's physical memory: larger cpu tensors are refused */
-  int64_t *live;               /* &live_bytes of the runtime this one was copied from */
+  int64_t allocated;           /* storage bytes allocated since the host last asked (GC pressure) */
+  int64_t live_bytes;          /* storage bytes allocated and not yet freed */
+  int64_t memory_bytes;        /* this machine's physical memory: larger host tensors are refused */
+  pr_Runtime *home;            /* the runtime this one was copied from (itself): its live bytes and
+                                  recorder see every allocation */
+  const pr_Backend *devices[PR_MAX_DEVICES];   /* the device registry; index 0 is meta */
+  int32_t n_devices;
   char err[512];
-} pr_Runtime;
+};
 
 /* {====================== tensors (tensor.c) ======================} */
 
-/* Sets the runtime's defaults: meta device, float32, no recorder. */
+/* Sets the runtime's defaults: devices meta, cpu and cuda registered, meta default, float32, no
+   recorder. */
 void pr_runtime_init(pr_Runtime *rt);
 
 /* Formats rt->err and returns PR_ERR (or NULL through the pointer-returning ops). */
 int pr_error(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* "meta" | "cpu" | "cuda" <-> pr_Device; parse returns -1 when unknown. */
-const char *pr_device_name(int device);
-int pr_device_parse(const char *name);
+/* {====================== the device registry (device.c) ======================} */
 
 /*
-** A new contiguous tensor with refs = 1 (cpu: storage of numel * dtype size bytes, zero-filled).
+** Adds be to rt's devices (a host or a spec may add its own at run time); a name already there is
+** replaced for tensors made from then on. Returns the device index or PR_ERR (rt->err set) when
+** the registry is full. be must outlive every tensor made on it.
+*/
+int pr_device_register(pr_Runtime *rt, const pr_Backend *be);
+
+/* A registered device's index by name, -1 when unknown; its name ("?" when out of range); its
+   backend (NULL when out of range). */
+int pr_device_parse(const pr_Runtime *rt, const char *name);
+const char *pr_device_name(const pr_Runtime *rt, int device);
+const pr_Backend *pr_device_backend(const pr_Runtime *rt, int device);
+
+/* The device names for messages: "meta, cpu or cuda" into buf; returns buf. */
+const char *pr_device_list(const pr_Runtime *rt, char *buf, size_t size);
+
+/*
+** A new contiguous tensor with refs = 1 (a device that holds values: zero-filled storage of
+** numel * dtype size bytes from its backend's allocator, reported to the recorder).
 ** NULL with rt->err set on a bad shape or out of memory.
 */
 pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dtype, int device);
@@ -203,6 +233,7 @@ void pr_node_release(pr_Node *n);   /* NULL-safe */
 int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph);
 
 #include "cpu.h"
+#include "kernels.h"
 #include "ops.h"
 
 #endif

@@ -1,4 +1,4 @@
-/* tensor.c — tensor metadata, cpu storage and views; reference counted, owned by C. */
+/* tensor.c — tensor metadata, storage from the device's backend, views; reference counted, owned by C. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,14 +7,15 @@
 
 #include "runtime.h"
 
-static const char *const device_names[PR_DEVICE_COUNT] = {"meta", "cpu", "cuda"};
-
 void pr_runtime_init(pr_Runtime *rt) {
   memset(rt, 0, sizeof *rt);
-  rt->default_device = PR_META;
+  rt->default_device = PR_SHAPES_DEVICE;
   rt->default_dtype = PROF_F32;
   rt->grad_enabled = 1;
-  rt->live = &rt->live_bytes;   /* copies of rt (internal quiet runtimes) count into this one */
+  rt->home = rt;                /* copies of rt (internal quiet runtimes) count into this one */
+  pr_device_register(rt, pr_backend_meta());   /* PR_SHAPES_DEVICE */
+  pr_device_register(rt, pr_backend_cpu());
+  pr_device_register(rt, pr_backend_cuda());
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   rt->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
   pr_manual_seed(rt, 0);
@@ -26,16 +27,6 @@ int pr_error(pr_Runtime *rt, const char *fmt, ...) {
   vsnprintf(rt->err, sizeof rt->err, fmt, ap);
   va_end(ap);
   return PR_ERR;
-}
-
-const char *pr_device_name(int device) {
-  return device >= 0 && device < PR_DEVICE_COUNT ? device_names[device] : "?";
-}
-
-int pr_device_parse(const char *name) {
-  for (int i = 0; i < PR_DEVICE_COUNT; i++)
-    if (strcmp(name, device_names[i]) == 0) return i;
-  return -1;
 }
 
 static pr_Tensor *alloc_tensor(pr_Runtime *rt) {
@@ -53,17 +44,58 @@ static void contiguous_strides(pr_Tensor *t) {
   }
 }
 
+/* Storage of nbytes from be's allocator, counted by the home runtime and told to its recorder. */
+static pr_Storage *storage_new(pr_Runtime *rt, const pr_Backend *be, size_t nbytes) {
+  pr_Runtime *home = rt->home != NULL ? rt->home : rt;
+  /* the kernel would promise it lazily and kill the process on first touch: say so instead */
+  if (home->memory_bytes > 0 && be->prof_device == PROF_DEVICE_CPU &&
+      home->live_bytes + (int64_t)nbytes > home->memory_bytes) {
+    pr_error(rt, "%s tensors would need %.1f GB, more than this machine's %.1f GB of memory; "
+             "use device 'meta' to count a model without allocating it", be->name,
+             (double)(home->live_bytes + (int64_t)nbytes) / 1e9, (double)home->memory_bytes / 1e9);
+    return NULL;
+  }
+  pr_Storage *st = calloc(1, sizeof *st);
+  void *data = st != NULL ? be->alloc(be, nbytes ? nbytes : 1) : NULL;
+  if (data == NULL) {
+    free(st);
+    pr_error(rt, "out of memory allocating %zu bytes on %s", nbytes, be->name);
+    return NULL;
+  }
+  st->refs = 1;
+  st->nbytes = nbytes;
+  st->data = data;
+  st->be = be;
+  st->home = home;
+  st->rec = home->rec;
+  home->allocated += (int64_t)nbytes;
+  home->live_bytes += (int64_t)nbytes;
+  if (st->rec != NULL) prof_mem_alloc(st->rec, be->prof_device, data, (int64_t)nbytes);
+  return st;
+}
+
+static void storage_free(pr_Storage *st) {
+  pr_Runtime *home = st->home;
+  home->live_bytes -= (int64_t)st->nbytes;
+  /* only a recorder that heard of the block hears of its end, so its balance stays exact */
+  if (st->rec != NULL && st->rec == home->rec)
+    prof_mem_free(st->rec, st->be->prof_device, st->data, (int64_t)st->nbytes);
+  st->be->free(st->be, st->data, st->nbytes);
+  free(st);
+}
+
 pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dtype, int device) {
   if (ndim < 0 || ndim > PR_MAX_DIMS) {
     pr_error(rt, "tensors have at most %d dimensions, got %d", PR_MAX_DIMS, ndim);
     return NULL;
   }
-  if (dtype < 0 || dtype >= PROF_DTYPE_COUNT || device < 0 || device >= PR_DEVICE_COUNT) {
+  const pr_Backend *be = pr_device_backend(rt, device);
+  if (dtype < 0 || dtype >= PROF_DTYPE_COUNT || be == NULL) {
     pr_error(rt, "unknown dtype %d or device %d", dtype, device);
     return NULL;
   }
-  if (device == PR_CUDA) {
-    pr_error(rt, "device 'cuda' is not available in this build; use 'meta' or 'cpu'");
+  if (be->unavailable != NULL) {
+    pr_error(rt, "%s", be->unavailable);
     return NULL;
   }
   for (int i = 0; i < ndim; i++)
@@ -76,33 +108,15 @@ pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dty
   t->ndim = ndim;
   t->dtype = dtype;
   t->device = device;
+  t->be = be;
   if (ndim > 0) memcpy(t->shape, shape, sizeof *shape * (size_t)ndim);
   contiguous_strides(t);
-  if (device == PR_CPU) {
+  if (be->holds_values) {
     size_t nbytes = (size_t)pr_numel(t) * (size_t)prof_dtype_size(dtype);
-    /* the kernel would promise it lazily and kill the process on first touch: say so instead */
-    int64_t live = rt->live != NULL ? *rt->live : 0;
-    if (rt->memory_bytes > 0 && live + (int64_t)nbytes > rt->memory_bytes) {
+    if ((t->storage = storage_new(rt, be, nbytes)) == NULL) {
       free(t);
-      pr_error(rt, "cpu tensors would need %.1f GB, more than this machine's %.1f GB of memory; "
-               "use device 'meta' to count a model without allocating it",
-               (double)(live + (int64_t)nbytes) / 1e9, (double)rt->memory_bytes / 1e9);
       return NULL;
     }
-    t->storage = calloc(1, sizeof *t->storage);
-    void *data = t->storage ? calloc(nbytes ? nbytes : 1, 1) : NULL;
-    if (data == NULL) {
-      free(t->storage);
-      free(t);
-      pr_error(rt, "out of memory allocating %zu bytes", nbytes);
-      return NULL;
-    }
-    t->storage->refs = 1;
-    t->storage->nbytes = nbytes;
-    t->storage->data = data;
-    t->storage->live = rt->live;
-    rt->allocated += (int64_t)nbytes;
-    if (rt->live != NULL) *rt->live += (int64_t)nbytes;
   }
   return t;
 }
@@ -122,6 +136,7 @@ pr_Tensor *pr_tensor_view(pr_Runtime *rt, const pr_Tensor *base, int ndim, const
   t->ndim = ndim;
   t->dtype = base->dtype;
   t->device = base->device;
+  t->be = base->be;
   if (ndim > 0) {
     memcpy(t->shape, shape, sizeof *shape * (size_t)ndim);
     memcpy(t->stride, stride, sizeof *stride * (size_t)ndim);
@@ -141,11 +156,7 @@ void pr_tensor_release(pr_Tensor *t) {
   if (t == NULL || --t->refs > 0) return;
   pr_node_release(t->grad_fn);
   pr_tensor_release(t->grad);
-  if (t->storage && --t->storage->refs == 0) {
-    if (t->storage->live != NULL) *t->storage->live -= (int64_t)t->storage->nbytes;
-    free(t->storage->data);
-    free(t->storage);
-  }
+  if (t->storage && --t->storage->refs == 0) storage_free(t->storage);
   free(t);
 }
 

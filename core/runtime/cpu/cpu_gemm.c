@@ -1,5 +1,6 @@
 /* cpu_gemm.c — float32 matrix products on the cpu through OpenBLAS's sgemm, for strided views. */
 #include <cblas.h>
+#include <string.h>
 
 #include "runtime.h"
 
@@ -110,4 +111,51 @@ int pr_cpu_batched_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr
     }
   }
   return 0;
+}
+
+/* The row stride of x viewed as [rows, last dim] without a copy; -1 when its layout forbids. */
+static int64_t row_stride(const pr_Tensor *x) {
+  int64_t rs = -1, expect = 0;
+  for (int d = x->ndim - 2; d >= 0; d--) {
+    if (x->shape[d] == 1) continue;
+    if (rs < 0) rs = x->stride[d];
+    else if (x->stride[d] != expect) return -1;
+    expect = x->stride[d] * x->shape[d];
+  }
+  return rs < 0 ? x->shape[x->ndim - 1] : rs;
+}
+
+/* y = x W^T + b through one sgemm: the bias is copied into every row first, then accumulated onto. */
+int pr_cpu_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                  pr_Tensor *out) {
+  if (x->dtype != PROF_F32) return pr_error(rt, "linear: cpu kernels compute float32");
+  int64_t in = x->shape[x->ndim - 1], nout = w->shape[0], rows = 1;
+  for (int d = 0; d < x->ndim - 1; d++) rows *= x->shape[d];
+  pr_Tensor *xc = NULL;        /* a contiguous copy when x's rows are no view */
+  int64_t rs = row_stride(x);
+  if (rs < 0) {
+    if ((xc = pr_contiguous_data(rt, x)) == NULL) return PR_ERR;
+    rs = in;
+  }
+  const pr_Tensor *xs = xc != NULL ? xc : x;
+  int64_t xshape[2] = {rows, in}, xstride[2] = {rs, x->stride[x->ndim - 1]};
+  if (xc != NULL) xstride[1] = 1;
+  int64_t wshape[2] = {in, nout}, wstride[2] = {w->stride[1], w->stride[0]};   /* W^T, a view */
+  float *y = pr_f32(out), beta = 0.0f;
+  int rc = 0;
+  if (b != NULL) {
+    pr_Tensor *bc = pr_contiguous_data(rt, b);
+    if (bc == NULL) rc = PR_ERR;
+    else {
+      const float *bp = pr_f32(bc);
+      for (int64_t r = 0; r < rows; r++) memcpy(y + r * nout, bp, sizeof(float) * (size_t)nout);
+      pr_tensor_release(bc);
+      beta = 1.0f;
+    }
+  }
+  if (rc == 0)
+    rc = gemm(rt, xs, xs->offset, xshape, xstride, w, w->offset, wshape, wstride, y, nout, 1.0f,
+              beta);
+  pr_tensor_release(xc);
+  return rc;
 }

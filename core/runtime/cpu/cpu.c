@@ -26,8 +26,8 @@ float *pr_f32(const pr_Tensor *t) {
   } while (0)
 
 pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
-  if (pr_is_contiguous(t) || t->device != PR_CPU) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_CPU);
+  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
   if (c == NULL) return NULL;
   size_t es = (size_t)prof_dtype_size(t->dtype);
   const char *src = (const char *)t->storage->data;
@@ -37,8 +37,7 @@ pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
   return c;
 }
 
-int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
-  if (dst->device != PR_CPU) return 0;
+int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
   if (dst->dtype != PROF_F32 || src->dtype != PROF_F32)
     return pr_error(rt, "accumulate: cpu gradients are float32, got %s", prof_dtype_name(src->dtype));
   float *d = (float *)dst->storage->data + dst->offset;
@@ -55,19 +54,6 @@ int pr_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
   FOR_EACH_OFFSET(dst, off, d[off] += sp[i++]);
   pr_tensor_release(sc);
   return 0;
-}
-
-pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) {
-  int dims[PR_MAX_DIMS], n = 0;
-  int lead = t->ndim - like->ndim;
-  for (int d = 0; d < t->ndim; d++)
-    if (d < lead || (like->shape[d - lead] == 1 && t->shape[d] != 1)) dims[n++] = d;
-  if (n == 0 && lead == 0) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *s = pr_reduce(rt, PROF_OP_SUM, t, n, dims, 1, 0);
-  if (s == NULL) return NULL;
-  pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
-  pr_tensor_release(s);
-  return v;
 }
 
 /* {====================== random numbers (xoshiro256**) ======================} */
@@ -142,7 +128,6 @@ int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst) {
 }
 
 int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
-  if (dst->device != PR_CPU) return 0;
   if (dst->dtype != src->dtype || pr_numel(dst) != pr_numel(src))
     return pr_error(rt, "copy: %s into %s of another size or dtype", prof_dtype_name(src->dtype),
                     prof_dtype_name(dst->dtype));
