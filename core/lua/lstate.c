@@ -122,8 +122,8 @@ static int s_add_module(lua_State *L) {
 static int s_set_module_flags(lua_State *L) {
   prof_State *S = check_S(L);
   prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
-  uint32_t flags = (lbind_opt_bool(L, 3, "ignored", 0) ? PROF_MODULE_IGNORED : 0) |
-                   (lbind_opt_bool(L, 3, "rule", 0) ? PROF_MODULE_RULE : 0);
+  /* the RULE flag follows the core's rule registry (S:register_rule), not the caller */
+  uint32_t flags = lbind_opt_bool(L, 3, "ignored", 0) ? PROF_MODULE_IGNORED : 0;
   if (prof_module_set_flags(S, id, flags) != PROF_OK) return fail(L, S);
   return 0;
 }
