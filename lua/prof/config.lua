@@ -1,6 +1,7 @@
 -- config.lua — the run's configuration and the precedence of settings.
 -- Precedence: built-in defaults < config file < arguments written in the script < --set/--device.
 local core = require "prof.core"
+local ds_optimizer = require "prof.ds_optimizer"
 
 local M = {}
 
@@ -12,7 +13,43 @@ local function install(cfg)
   for _, k in ipairs(cfg.forced_keys or {}) do forced[k] = true end
 end
 
--- Installs a config table from core.load_config (profrun does this before the script runs); its
+-- The last of overrides ("a.b=v") that set path or a key around or inside it: the value came
+-- from there (the C loader blames overrides the same way).
+local function override_for(overrides, path)
+  for i = #overrides, 1, -1 do
+    local key = overrides[i]:match("^([^=]*)=")
+    if key then
+      local n = math.min(#key, #path)
+      local after = #key > #path and key:sub(n + 1, n + 1) or path:sub(n + 1, n + 1)
+      if key:sub(1, n) == path:sub(1, n) and (#key == #path or after == "." or after == "[") then
+        return overrides[i]
+      end
+    end
+  end
+end
+
+--[[
+Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
+DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
+DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua), with the same
+message form as the loader's. Returns the table, or nil, message, "io"|"config".
+]]
+function M.load(path, overrides)
+  overrides = overrides or {}
+  local cfg, msg, kind = core.load_config(path, overrides)
+  if cfg == nil then return nil, msg, kind end
+  if cfg.optimizer ~= nil then
+    local checked, key, err = ds_optimizer.check(cfg.optimizer)
+    if checked == nil then
+      local ov = override_for(overrides, key)
+      return nil, (ov and "--set " .. ov or path or "config") .. ": " .. err, "config"
+    end
+    cfg.optimizer = checked
+  end
+  return cfg
+end
+
+-- Installs a config table from M.load or core.load_config (profrun does this before the script runs); its
 -- device becomes the default device (meta when it names none).
 function M.set(cfg)
   install(cfg)
