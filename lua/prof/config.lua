@@ -94,4 +94,17 @@ function M.pick(path, script_value, builtin)
   return v
 end
 
+-- README.md's configuration table, made from the schema (scripts/tools/config-table.lua prints it;
+-- spec/config_spec.lua checks README.md against it).
+function M.markdown_table()
+  local lines = { "| key | type | default | meaning |", "|---|---|---|---|" }
+  for _, k in ipairs(core.config_keys()) do
+    if k.type ~= "object" then
+      lines[#lines + 1] = string.format("| `%s` | %s | `%s` | %s |", k.path,
+        (k.type:gsub("|", "\\|")), k.default, (k.doc:gsub("|", "\\|")))
+    end
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
 return M
