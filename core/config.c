@@ -176,7 +176,7 @@ static int read_choice(const Loader *L, const cJSON *v, const char *path,
               describe(v, got, sizeof got));
 }
 
-/* A string (one of k's choices when it has some) replacing *out; null, where k allows it, unsets. */
+/* A string (one of k's choices when it has some) replacing *out; null unsets where k allows. */
 static int read_string(const Loader *L, const cJSON *v, const prof_ConfigKey *k, char **out) {
   char got[64];
   int index;

@@ -29,7 +29,7 @@ static const char *const top_keys[] = {
   "vocabulary_size",                     /* runtime/config.py */
   "dataloader_drop_last",                /* deepspeed_io's DataLoader */
   /* schedule */
-  "optimizer",                           /* {type, params, legacy_fusion}: lua/prof/ds_optimizer.lua */
+  "optimizer",                           /* {type, params}: lua/prof/ds_optimizer.lua */
   "scheduler",                           /* {type, params} */
   "zero_allow_untested_optimizer",
   "zero_force_ds_cpu_optimizer",
@@ -93,11 +93,11 @@ static const char *const top_keys[] = {
 ** error naming the closest documented key, as one in profrun's own sections is.
 ** Source: deepspeedai/DeepSpeed docs/_pages/config-json.md @ 00376da4 ("DeepSpeed Configuration
 ** JSON": the key tables and examples of each section), plus the keys DeepSpeed reads that the
-** page lists under another heading (zero_optimization's cpu_offload, mics_shard_size and
-** ignore_unused_parameters; runtime/zero/config.py, zero/offload_config.py). Sections not listed
-** (pipeline, elasticity, compile, data_efficiency, tensor_parallel, expert_parallel, amp, ...)
-** and params objects (optimizer.params: lua/prof/ds_optimizer.lua checks them per type;
-** scheduler.params: per scheduler) are passed on unchecked.
+** page lists under another heading, and the fields DeepSpeed's ZeRO config models read
+** (deepspeed/runtime/zero/config.py @ 1b88ac36, zero/offload_config.py @ 1978617c).
+** Sections not listed (pipeline, elasticity, compile, data_efficiency, tensor_parallel,
+** expert_parallel, amp, ...) and params objects (optimizer.params: lua/prof/ds_optimizer.lua
+** checks them per type; scheduler.params: per scheduler) are passed on unchecked.
 */
 static const char *const optimizer_keys[] = { "type", "params", "legacy_fusion", NULL };
 static const char *const scheduler_keys[] = { "type", "params", NULL };
@@ -105,12 +105,16 @@ static const char *const fp16_keys[] = {
   "enabled", "auto_cast", "loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
   "consecutive_hysteresis", "min_loss_scale", "fp16_master_weights_and_grads", NULL
 };
+/* the docs' list, DeepSpeedBF16Config's other fields (runtime/precision_config.py @ 0ac46845) */
 static const char *const bf16_keys[] = {
-  "enabled", "bf16_master_weights_and_grads", "bf16_optimizer_states", NULL
+  "enabled", "bf16_master_weights_and_grads", "bf16_optimizer_states", "immediate_grad_update",
+  "check_grad_overflow", NULL
 };
 static const char *const torch_autocast_keys[] = {
   "enabled", "dtype", "lower_precision_safe_modules", NULL
 };
+/* The docs' list, then what DeepSpeedZeroConfig also reads (its field names and their stage3_
+   aliases, deprecated ones included, since old configs still carry them). */
 static const char *const zero_keys[] = {
   "stage", "allgather_partitions", "allgather_bucket_size", "compute_grad_norm", "overlap_comm",
   "reduce_scatter", "reduce_bucket_size", "contiguous_gradients", "load_from_fp32_weights",
@@ -120,13 +124,26 @@ static const char *const zero_keys[] = {
   "stage3_gather_16bit_weights_on_model_save", "stage3_module_granularity_threshold",
   "ignore_unused_parameters", "zero_hpz_partition_size", "zero_quantized_weights",
   "zero_quantized_gradients", "log_trace_cache_warnings", "cpu_offload",
-  "save_muon_momentum_buffer_in_memory", "mics_shard_size", NULL
+  "save_muon_momentum_buffer_in_memory",
+  /* runtime/zero/config.py */
+  "use_multi_rank_bucket_allreduce", "zenflow", "cpu_offload_param", "cpu_offload_use_pin_memory",
+  "prefetch_bucket_size", "param_persistence_threshold", "model_persistence_threshold",
+  "stage3_model_persistence_threshold", "max_live_parameters", "max_reuse_distance",
+  "gather_16bit_weights_on_model_save", "module_granularity_threshold",
+  "use_all_reduce_for_fetch_params", "stage3_use_all_reduce_for_fetch_params",
+  "allgather_sequential", "stage3_allgather_sequential", "partition_stream_chunk_size",
+  "stage3_partition_stream_chunk_size", "stage3_gather_fp16_weights_on_model_save",
+  "legacy_stage1", "zero_quantized_nontrainable_weights", "zeropp_loco_param", "mics_shard_size",
+  "mics_hierarchical_params_gather", "memory_efficient_linear", "pipeline_loading_checkpoint",
+  "override_module_apply", "enable_sanity_checks", "leaf_module", NULL
 };
+/* runtime/zero/offload_config.py */
 static const char *const offload_param_keys[] = {
   "device", "nvme_path", "pin_memory", "buffer_count", "buffer_size", "max_in_cpu", NULL
 };
 static const char *const offload_optimizer_keys[] = {
-  "device", "nvme_path", "pin_memory", "ratio", "buffer_count", "fast_init", NULL
+  "device", "nvme_path", "pin_memory", "ratio", "buffer_count", "fast_init", "pipeline_read",
+  "pipeline_write", "super_offload", "convert_grad_on_cpu", "cpuadam_cores_perc", NULL
 };
 static const char *const aio_keys[] = {
   "block_size", "queue_depth", "thread_count", "single_submit", "overlap_events", NULL

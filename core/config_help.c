@@ -39,7 +39,9 @@ const char *prof_config_type_name(const prof_ConfigKey *k, char *buf, size_t siz
     case PROF_CONFIG_SECTION: snprintf(buf, size, "object"); break;
     case PROF_CONFIG_BOOL: snprintf(buf, size, "bool"); break;
     case PROF_CONFIG_INT: snprintf(buf, size, "int >= %lld%s", (long long)k->min, null); break;
-    case PROF_CONFIG_NUMBER: snprintf(buf, size, "number >= %lld%s", (long long)k->min, null); break;
+    case PROF_CONFIG_NUMBER:
+      snprintf(buf, size, "number >= %lld%s", (long long)k->min, null);
+      break;
     case PROF_CONFIG_ENUM:
       choices(k->choices, list, sizeof list);
       snprintf(buf, size, "%s", list);
@@ -73,8 +75,8 @@ size_t prof_config_help(char *buf, size_t size) {
       put(&o, "\n%s: %s\n", k->path, k->doc);
       continue;
     }
-    put(&o, "  %-38s %-22s %-9s %s\n", k->path, prof_config_type_name(k, type, sizeof type), k->default_json,
-        k->doc);
+    put(&o, "  %-38s %-22s %-9s %s\n", k->path, prof_config_type_name(k, type, sizeof type),
+        k->default_json, k->doc);
   }
   put(&o, "\nDeepSpeed's other keys (optimizer, scheduler, fp16, bf16, zero_optimization,\n"
           "activation_checkpointing, tensorboard, wandb, comms_logger, ...) are accepted and\n"

@@ -1,4 +1,4 @@
-/* config_internal.h — the config loader's key tables: the schema, DeepSpeed's keys, closest key. */
+/* config_internal.h — the config loader's tables: the schema, DeepSpeed's keys, closest key. */
 #ifndef PROF_CONFIG_INTERNAL_H
 #define PROF_CONFIG_INTERNAL_H
 

@@ -297,7 +297,8 @@ static void test_deepspeed_bf16(void) {
 
 /*
 ** The optimizer section is DeepSpeed's: the core checks its own keys and hands it on as written;
-** type names, params and their combinations are lua/prof/ds_optimizer.lua's (spec/ds_optimizer_spec.lua).
+** type names, params and their combinations are lua/prof/ds_optimizer.lua's
+** (spec/ds_optimizer_spec.lua).
 */
 static void test_optimizer_fixture(void) {
   prof_State *S;
@@ -308,7 +309,7 @@ static void test_optimizer_fixture(void) {
   expect_ds_number(cfg, "optimizer.params.lr", 0.01);
   expect_ds_number(cfg, "optimizer.params.eps", 1e-6);
   expect_ds_number(cfg, "optimizer.params.weight_decay", 0.1);
-  T_CHECK(ds_at(cfg, "optimizer.params.adam_w_mode") == NULL);  /* not given: the engine's default */
+  T_CHECK(ds_at(cfg, "optimizer.params.adam_w_mode") == NULL);  /* absent: the engine's default */
   T_EQ_INT(cfg->n_unused_keys, 0);   /* given to the engine: not listed as unused */
   done(S, cfg);
 }
@@ -360,7 +361,8 @@ static void test_optimizer_errors(void) {
     { "optimizer=[]", "optimizer: expected an object, got an array" },
     { "optimizer.typ=Adam", "unknown key \"optimizer.typ\" (did you mean \"type\"?)" },
     { "optimizer.parms={}", "unknown key \"optimizer.parms\" (did you mean \"params\"?)" },
-    { "optimizer.legacy_fusion=1", "optimizer.legacy_fusion: expected true or false, got number 1" },
+    { "optimizer.legacy_fusion=1",
+      "optimizer.legacy_fusion: expected true or false, got number 1" },
     { "optimizer={\"type\": \"Adam\", \"params\": {\"lr\": 1, \"lr\": 2}}",
       "duplicate key \"optimizer.params.lr\"" },
   };

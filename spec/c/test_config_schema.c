@@ -1,5 +1,5 @@
-/* test_config_schema.c — the schema rows: defaults, types, ranges, --set on every row, DeepSpeed's
-   documented sections, --help-config. */
+/* test_config_schema.c — every schema row's default, type, range and --set; DeepSpeed's sections;
+   --help-config. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +193,9 @@ static void test_ranges(void) {
 static void other_value(const prof_ConfigKey *k, char *buf, size_t size) {
   int last = 0;
   switch (k->type) {
-    case PROF_CONFIG_BOOL: snprintf(buf, size, "%s", strcmp(k->default_json, "true") ? "true" : "false"); break;
+    case PROF_CONFIG_BOOL:
+      snprintf(buf, size, "%s", strcmp(k->default_json, "true") != 0 ? "true" : "false");
+      break;
     case PROF_CONFIG_INT: snprintf(buf, size, "%lld", (long long)k->min + 5); break;
     case PROF_CONFIG_NUMBER: snprintf(buf, size, "2.5"); break;
     case PROF_CONFIG_ENUM:
