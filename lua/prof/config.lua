@@ -49,8 +49,8 @@ function M.load(path, overrides)
   return cfg
 end
 
--- Installs a config table from M.load or core.load_config (profrun does this before the script runs); its
--- device becomes the default device (meta when it names none).
+-- Installs a config table from M.load (profrun does this before the script runs); its device
+-- becomes the default device (meta when it names none).
 function M.set(cfg)
   install(cfg)
   core.set_default_device(cfg.device or "meta")

@@ -56,7 +56,7 @@ end
 
 --[[
 prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.initialize returns
-(engine first). config: a table from core.load_config, else profrun's config. Without
+(engine first). config: a table from prof.config.load, else profrun's config. Without
 optimizer=, the config's optimizer section builds one (above); without either the engine steps
 no optimizer. The engine:
   engine(...)            forward (the model's own arguments)
