@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cJSON.h>
 
@@ -17,7 +16,10 @@
 ** inside prof_config_load; what survives is copied into prof_Config through S's allocator.
 ** (cJSON's own nodes come from its process-wide hooks, which a per-state allocator cannot reach.)
 **
-** null is accepted, meaning "not set", where the default is "not set" (the batch keys, device,
+** What is checked and filled comes from the schema (config_schema.c) for the core's sections and
+** from DeepSpeed's key tables (config_deepspeed.c) for DeepSpeed's; DeepSpeed's values are copied
+** into cfg->deepspeed as plain JSON for the Lua engine, which owns their policy.
+** null is accepted, meaning "not set", where a row is nullable (the batch keys, device,
 ** output_file, format, report.script): DeepSpeed's own defaults for its keys are None.
 */
 
@@ -36,9 +38,6 @@ typedef struct Loader {
   const char *const *overrides;
   int32_t n_overrides;
 } Loader;
-
-static const char *const devices[] = { "meta", "cpu", "cuda" };
-static const char *const conventions[] = { "exact", "deepspeed" };  /* prof_Conventions order */
 
 /* {====================== messages ======================} */
 
@@ -136,12 +135,6 @@ static int read_int(const Loader *L, const cJSON *v, const char *path, int64_t m
   return PROF_OK;
 }
 
-/* Like read_int, but null leaves *out at its default ("not set"). */
-static int read_int_or_null(const Loader *L, const cJSON *v, const char *path, int64_t min,
-                            int64_t *out) {
-  return cJSON_IsNull(v) ? PROF_OK : read_int(L, v, path, min, out);
-}
-
 static int read_number(const Loader *L, const cJSON *v, const char *path, double min,
                        double *out) {
   char got[64];
@@ -163,30 +156,18 @@ static int read_bool(const Loader *L, const cJSON *v, const char *path, int *out
   return PROF_OK;
 }
 
-/* A string copied into *out (which is NULL); with nullable, null leaves *out NULL. */
-static int read_string(const Loader *L, const cJSON *v, const char *path, int nullable,
-                       char **out) {
-  char got[64];
-  if (nullable && cJSON_IsNull(v)) return PROF_OK;
-  if (!cJSON_IsString(v))
-    return fail(L, path, "%s: expected a string%s, got %s", path, nullable ? " or null" : "",
-                describe(v, got, sizeof got));
-  *out = profI_strdup(L->S, v->valuestring);
-  return *out != NULL ? PROF_OK : oom(L);
-}
-
-/* One of n choices; *index receives its position. */
+/* The position of v among choices (NULL-ended), or an error listing them. */
 static int read_choice(const Loader *L, const cJSON *v, const char *path,
-                       const char *const *choices, int n, int *index) {
+                       const char *const *choices, int *index) {
   char list[128] = "", got[64];
   size_t used = 0;
   if (cJSON_IsString(v))
-    for (int i = 0; i < n; i++)
+    for (int i = 0; choices[i] != NULL; i++)
       if (strcmp(v->valuestring, choices[i]) == 0) {
         *index = i;
         return PROF_OK;
       }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; choices[i] != NULL; i++) {
     int w = snprintf(list + used, sizeof list - used, "%s\"%s\"", i > 0 ? ", " : "", choices[i]);
     if (w < 0 || (size_t)w >= sizeof list - used) break;
     used += (size_t)w;
@@ -195,22 +176,48 @@ static int read_choice(const Loader *L, const cJSON *v, const char *path,
               describe(v, got, sizeof got));
 }
 
-/* An array of strings. Everything is checked before anything is allocated. */
-static int read_strings(const Loader *L, const cJSON *v, const char *path, char ***out,
+/* A string (one of k's choices when it has some) replacing *out; null unsets where k allows. */
+static int read_string(const Loader *L, const cJSON *v, const prof_ConfigKey *k, char **out) {
+  char got[64];
+  int index;
+  profI_strfree(L->S, *out);
+  *out = NULL;
+  if (k->nullable && cJSON_IsNull(v)) return PROF_OK;
+  if (k->choices != NULL) {
+    TRY(read_choice(L, v, k->path, k->choices, &index));
+  } else if (!cJSON_IsString(v)) {
+    return fail(L, k->path, "%s: expected a string%s, got %s", k->path,
+                k->nullable ? " or null" : "", describe(v, got, sizeof got));
+  }
+  *out = profI_strdup(L->S, v->valuestring);
+  return *out != NULL ? PROF_OK : oom(L);
+}
+
+static void free_strings(prof_State *S, char **list, int32_t n) {
+  if (list == NULL) return;
+  for (int32_t i = 0; i < n; i++) profI_strfree(S, list[i]);
+  profI_free(S, list, (size_t)n * sizeof *list);
+}
+
+/* An array of strings replacing *out. Everything is checked before anything is allocated. */
+static int read_strings(const Loader *L, const cJSON *v, const prof_ConfigKey *k, char ***out,
                         int32_t *n) {
   char got[64], elem[PATH_SIZE];
   const cJSON *e;
-  int count = 0, i = 0;
+  int count = 0, i = 0, index;
   if (!cJSON_IsArray(v))
-    return fail(L, path, "%s: expected an array of strings, got %s", path,
+    return fail(L, k->path, "%s: expected an array of strings, got %s", k->path,
                 describe(v, got, sizeof got));
   cJSON_ArrayForEach(e, v) {
-    if (!cJSON_IsString(e)) {
-      snprintf(elem, sizeof elem, "%s[%d]", path, count);
+    snprintf(elem, sizeof elem, "%s[%d]", k->path, count);
+    if (k->choices != NULL) TRY(read_choice(L, e, elem, k->choices, &index));
+    else if (!cJSON_IsString(e))
       return fail(L, elem, "%s: expected a string, got %s", elem, describe(e, got, sizeof got));
-    }
     count++;
   }
+  free_strings(L->S, *out, *n);
+  *out = NULL;
+  *n = 0;
   if (count == 0) return PROF_OK;
   *out = profI_alloc(L->S, (size_t)count * sizeof **out);
   if (*out == NULL) return oom(L);
@@ -222,332 +229,250 @@ static int read_strings(const Loader *L, const cJSON *v, const char *path, char 
   return PROF_OK;
 }
 
-/* {====================== sections ======================} */
+/* Reads v into the field of cfg that schema row k names. */
+static int read_row(const Loader *L, const cJSON *v, const prof_ConfigKey *k, prof_Config *cfg) {
+  char *at = (char *)cfg + k->offset;
+  int index;
+  switch (k->type) {
+    case PROF_CONFIG_BOOL: return read_bool(L, v, k->path, (int *)(void *)at);
+    case PROF_CONFIG_INT:
+      if (k->nullable && cJSON_IsNull(v)) return PROF_OK;  /* 0: not set */
+      return read_int(L, v, k->path, k->min, (int64_t *)(void *)at);
+    case PROF_CONFIG_NUMBER:
+      return read_number(L, v, k->path, (double)k->min, (double *)(void *)at);
+    case PROF_CONFIG_STRING: return read_string(L, v, k, (char **)(void *)at);
+    case PROF_CONFIG_ENUM:
+      TRY(read_choice(L, v, k->path, k->choices, &index));
+      *(int *)(void *)at = index;
+      return PROF_OK;
+    case PROF_CONFIG_STRINGS:
+      return read_strings(L, v, k, (char ***)(void *)at,
+                          (int32_t *)(void *)((char *)cfg + k->count_offset));
+    case PROF_CONFIG_SECTION: break;
+  }
+  return PROF_OK;
+}
+
+/* {====================== keys ======================} */
 
 /*
-** Rejects unknown and duplicate keys of obj (a section named prefix, NULL at the top level), in
-** file order, and counts the DeepSpeed keys profrun ignores into *n_deepspeed. what, when not
-** NULL, says in an unknown key's message whose keys these are (which keys a section has can
-** depend on another value, as optimizer.params depends on optimizer.type).
+** Checks the keys of obj (the object at path, "" for the top level) in file order, then the
+** objects inside it: duplicates anywhere (DeepSpeed refuses them too: silently taking one would
+** hide a typo'd merge), unknown keys of the core's and DeepSpeed's documented sections, sections
+** that are not objects, and the few DeepSpeed values whose type is documented.
 */
-static int check_keys_of(const Loader *L, const cJSON *obj, profC_Section sec, const char *prefix,
-                         const char *what, int32_t *n_deepspeed) {
+static int check_object(const Loader *L, const cJSON *obj, const char *path) {
   const cJSON *item;
-  char path[PATH_SIZE];
+  char sub[PATH_SIZE], got[64];
   cJSON_ArrayForEach(item, obj) {
     const char *key = item->string;
-    if (prefix != NULL) snprintf(path, sizeof path, "%s.%s", prefix, key);
-    else snprintf(path, sizeof path, "%s", key);
-    /* DeepSpeed refuses duplicates too; silently taking one would hide a typo'd merge. */
+    int cls = profC_classify(path, key);
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] != '\0' ? "." : "", key);
     for (const cJSON *prev = obj->child; prev != item; prev = prev->next)
-      if (strcmp(prev->string, key) == 0) return fail(L, path, "duplicate key \"%s\"", path);
-    switch (profC_classify(sec, key)) {
-      case PROFC_KNOWN:
-        break;
-      case PROFC_DEEPSPEED:
-        if (n_deepspeed != NULL) (*n_deepspeed)++;
-        break;
-      default: {
-        const char *near = profC_closest(sec, key);
-        const char *sep = what != NULL ? " " : "";
-        if (what == NULL) what = "";
-        if (near != NULL)
-          return fail(L, path, "unknown key \"%s\"%s%s (did you mean \"%s\"?)", path, sep, what,
-                      near);
-        return fail(L, path, "unknown key \"%s\"%s%s", path, sep, what);
+      if (strcmp(prev->string, key) == 0) return fail(L, sub, "duplicate key \"%s\"", sub);
+    if (cls == PROFC_UNKNOWN) {
+      const char *near = profC_closest(path, key);
+      if (near != NULL)
+        return fail(L, sub, "unknown key \"%s\" (did you mean \"%s\"?)", sub, near);
+      return fail(L, sub, "unknown key \"%s\"", sub);
+    }
+  }
+  cJSON_ArrayForEach(item, obj) {
+    int cls = profC_classify(path, item->string), type;
+    const prof_ConfigKey *row;
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] != '\0' ? "." : "", item->string);
+    if (cls == PROFC_KNOWN) {
+      row = profC_row(sub, strlen(sub));
+      if (row == NULL || row->type != PROF_CONFIG_SECTION) continue;  /* read_rows checks it */
+      if (!cJSON_IsObject(item))
+        return fail(L, sub, "%s: expected an object, got %s", sub, describe(item, got, sizeof got));
+      TRY(check_object(L, item, sub));
+      continue;
+    }
+    /* DeepSpeed's: a documented section must be an object (or null: not set) */
+    if (profC_deepspeed_keys(sub) != NULL && !cJSON_IsObject(item) && !cJSON_IsNull(item))
+      return fail(L, sub, "%s: expected an object, got %s", sub, describe(item, got, sizeof got));
+    type = profC_deepspeed_type(sub);
+    if (type == PROF_CONFIG_BOOL) {
+      int b;
+      TRY(read_bool(L, item, sub, &b));
+    } else if (type == PROF_CONFIG_INT) {
+      int64_t i;
+      TRY(read_int(L, item, sub, 0, &i));
+    }
+    if (cJSON_IsObject(item)) TRY(check_object(L, item, sub));
+    if (cJSON_IsArray(item)) {
+      const cJSON *e;
+      int i = 0;
+      cJSON_ArrayForEach(e, item) {
+        char elem[PATH_SIZE + 16];
+        snprintf(elem, sizeof elem, "%s[%d]", sub, i++);
+        if (cJSON_IsObject(e)) TRY(check_object(L, e, elem));
       }
     }
   }
   return PROF_OK;
 }
 
-static int check_keys(const Loader *L, const cJSON *obj, profC_Section sec, const char *prefix,
-                      int32_t *n_deepspeed) {
-  return check_keys_of(L, obj, sec, prefix, NULL, n_deepspeed);
-}
-
-/* The object at key (a section), or NULL when absent; a non-object is an error. */
-static int section(const Loader *L, const cJSON *root, const char *key, profC_Section sec,
-                   const cJSON **out) {
-  char got[64];
-  *out = cJSON_GetObjectItemCaseSensitive(root, key);
-  if (*out == NULL) return PROF_OK;
-  if (!cJSON_IsObject(*out))
-    return fail(L, key, "%s: expected an object, got %s", key, describe(*out, got, sizeof got));
-  return check_keys(L, *out, sec, key, NULL);
-}
-
-static const cJSON *field(const cJSON *obj, const char *key) {
-  return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-static int load_flops(const Loader *L, const cJSON *obj, prof_FlopsConfig *f) {
-  const cJSON *v;
-  int conv;
-  if ((v = field(obj, "enabled")) != NULL)
-    TRY(read_bool(L, v, "flops_profiler.enabled", &f->enabled));
-  if ((v = field(obj, "recompute_fwd_factor")) != NULL)
-    TRY(read_number(L, v, "flops_profiler.recompute_fwd_factor", 0.0, &f->recompute_fwd_factor));
-  if ((v = field(obj, "profile_step")) != NULL)
-    TRY(read_int(L, v, "flops_profiler.profile_step", 0, &f->profile_step));
-  if ((v = field(obj, "module_depth")) != NULL)
-    TRY(read_int(L, v, "flops_profiler.module_depth", -1, &f->module_depth));
-  if ((v = field(obj, "top_modules")) != NULL)
-    TRY(read_int(L, v, "flops_profiler.top_modules", 1, &f->top_modules));
-  if ((v = field(obj, "detailed")) != NULL)
-    TRY(read_bool(L, v, "flops_profiler.detailed", &f->detailed));
-  if ((v = field(obj, "output_file")) != NULL)
-    TRY(read_string(L, v, "flops_profiler.output_file", 1, &f->output_file));
-  if ((v = field(obj, "conventions")) != NULL) {
-    TRY(read_choice(L, v, "flops_profiler.conventions", conventions, 2, &conv));
-    f->conventions = (prof_Conventions)prof_conventions_parse(conventions[conv]);
-  }
-  /* "deepspeed", "json", "csv" or a report script path: the report layer decides. */
-  if ((v = field(obj, "format")) != NULL)
-    TRY(read_string(L, v, "flops_profiler.format", 1, &f->format));
-  if ((v = field(obj, "ignore_modules")) != NULL)
-    TRY(read_strings(L, v, "flops_profiler.ignore_modules", &f->ignore_modules,
-                     &f->n_ignore_modules));
-  if ((v = field(obj, "rules")) != NULL)
-    TRY(read_strings(L, v, "flops_profiler.rules", &f->rules, &f->n_rules));
-  return PROF_OK;
-}
-
-/* {====================== the optimizer section ======================} */
-
-/*
-** deepspeed.initialize without an optimizer builds one from this section; profrun follows its
-** rules (deepspeedai/DeepSpeed main @ edaa7221: DeepSpeedConfig.__init__ in runtime/config.py,
-** DeepSpeedEngine._configure_basic_optimizer in runtime/engine.py, ops/adam/fused_adam.py):
-**  - The type is lower-cased when it names one of DeepSpeed's own optimizers ("Adam", "ADAMW");
-**    any other name is looked up in torch.optim as written, so "SGD" works and "sgd" does not.
-**  - Without a type (absent or null) nothing is built and params are not read; the section is
-**    then listed with the unused keys.
-**  - Adam and AdamW: torch_adam (default false) and adam_w_mode (default true) are taken out, the
-**    rest goes to the constructor. Adam with adam_w_mode is AdamW; AdamW stays AdamW whatever
-**    adam_w_mode says. Without torch_adam the constructor is FusedAdam (weight_decay 0 by
-**    default, no AMSGrad, no maximize); with it torch.optim.Adam or AdamW (no bias_correction).
-**  - max_grad_norm among the params is an error that points to gradient_clipping.
-** Here each value is checked against the constructor it would reach; lua/prof/engine.lua applies
-** the defaults and builds the optimizer.
-*/
-
-typedef enum ParamKind { NUMBER, BOOLEAN, BETAS } ParamKind;
-
-typedef struct OptimParam {
-  const char *key;
-  uint32_t bit;
-  ParamKind kind;
-  double min;       /* NUMBER: the smallest valid value, as torch's constructors check it */
-  size_t offset;    /* of the field in prof_OptimizerConfig */
-} OptimParam;
-
-#define AT(field) offsetof(prof_OptimizerConfig, field)
-
-/* Both types' params: config_keys.c has already refused those the type lacks. */
-static const OptimParam optim_params[] = {
-  { "lr", PROF_OPTIM_LR, NUMBER, 0.0, AT(lr) },
-  { "betas", PROF_OPTIM_BETAS, BETAS, 0.0, AT(betas) },
-  { "eps", PROF_OPTIM_EPS, NUMBER, 0.0, AT(eps) },
-  { "weight_decay", PROF_OPTIM_WEIGHT_DECAY, NUMBER, 0.0, AT(weight_decay) },
-  { "amsgrad", PROF_OPTIM_AMSGRAD, BOOLEAN, 0.0, AT(amsgrad) },
-  { "maximize", PROF_OPTIM_MAXIMIZE, BOOLEAN, 0.0, AT(maximize) },
-  { "bias_correction", PROF_OPTIM_BIAS_CORRECTION, BOOLEAN, 0.0, AT(bias_correction) },
-  { "torch_adam", PROF_OPTIM_TORCH_ADAM, BOOLEAN, 0.0, AT(torch_adam) },
-  { "adam_w_mode", PROF_OPTIM_ADAM_W_MODE, BOOLEAN, 0.0, AT(adam_w_mode) },
-  { "momentum", PROF_OPTIM_MOMENTUM, NUMBER, 0.0, AT(momentum) },
-  { "dampening", PROF_OPTIM_DAMPENING, NUMBER, -INFINITY, AT(dampening) },  /* torch: unchecked */
-  { "nesterov", PROF_OPTIM_NESTEROV, BOOLEAN, 0.0, AT(nesterov) },
-};
-
-/* DeepSpeed's own optimizers that profrun does not build (runtime/config.py DEEPSPEED_OPTIMIZERS). */
-static const char *const deepspeed_only[] = {
-  "adagrad", "lamb", "onebitadam", "zerooneadam", "onebitlamb", "muadam", "muadamw", "musgd",
-  "lion", "muon"
-};
-
-/* Adam's betas: two numbers in [0, 1), as torch checks them. */
-static int read_betas(const Loader *L, const cJSON *v, const char *path, double *out) {
-  char got[64], elem[PATH_SIZE + 16];
-  const cJSON *e;
-  int i = 0;
-  if (!cJSON_IsArray(v))
-    return fail(L, path, "%s: expected an array of 2 numbers, got %s", path,
-                describe(v, got, sizeof got));
-  if (cJSON_GetArraySize(v) != 2)
-    return fail(L, path, "%s: expected 2 numbers, got an array of %d", path,
-                cJSON_GetArraySize(v));
-  cJSON_ArrayForEach(e, v) {
-    snprintf(elem, sizeof elem, "%s[%d]", path, i);
-    if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0 && e->valuedouble < 1.0))
-      return fail(L, elem, "%s: expected a number in [0, 1), got %s", elem,
-                  describe(e, got, sizeof got));
-    out[i++] = e->valuedouble;
-  }
-  return PROF_OK;
-}
-
-/* DeepSpeed's name for the type v gives ("adam", "adamw" or "SGD") into *out. */
-static int read_optimizer_type(const Loader *L, const cJSON *v, char **out) {
-  static const char *const expected = "expected \"Adam\", \"AdamW\" (in any case) or \"SGD\"";
-  const char *name = NULL, *near;
-  char got[64];
-  if (!cJSON_IsString(v))
-    return fail(L, "optimizer.type", "optimizer.type: %s, got %s", expected,
-                describe(v, got, sizeof got));
-  if (strcasecmp(v->valuestring, "adam") == 0) name = "adam";
-  else if (strcasecmp(v->valuestring, "adamw") == 0) name = "adamw";
-  else if (strcmp(v->valuestring, "SGD") == 0) name = "SGD";
-  if (name != NULL) {
-    *out = profI_strdup(L->S, name);
-    return *out != NULL ? PROF_OK : oom(L);
-  }
-  describe(v, got, sizeof got);
-  /* "Lamb" is one edit from nothing profrun builds, yet a suggestion of "Adam" would mislead. */
-  for (size_t i = 0; i < sizeof deepspeed_only / sizeof deepspeed_only[0]; i++)
-    if (strcasecmp(v->valuestring, deepspeed_only[i]) == 0)
-      return fail(L, "optimizer.type", "optimizer.type: %s, got %s (DeepSpeed's %s is not "
-                  "built by profrun)", expected, got, deepspeed_only[i]);
-  if ((near = profC_closest(PROFC_OPTIMIZER_TYPES, v->valuestring)) != NULL)
-    return fail(L, "optimizer.type", "optimizer.type: %s, got %s (did you mean \"%s\"?)",
-                expected, got, near);
-  return fail(L, "optimizer.type", "optimizer.type: %s, got %s", expected, got);
-}
-
-/* What DeepSpeed's constructor would refuse among values that are each fine on their own. */
-static int check_optimizer(const Loader *L, const prof_OptimizerConfig *o) {
-  if (strcmp(o->type, "SGD") == 0) {
-    if (!(o->set & PROF_OPTIM_LR))
-      return fail(L, "optimizer.params.lr", "optimizer.params.lr: SGD needs a learning rate "
-                  "(profrun's SGD, like torch 1.13's, has no default)");
-    if (o->nesterov && (o->momentum <= 0.0 || o->dampening != 0.0))
-      return fail(L, "optimizer.params.nesterov", "optimizer.params.nesterov: Nesterov momentum "
-                  "requires a momentum and zero dampening");
-    return PROF_OK;
-  }
-  if (!o->torch_adam) {
-    if (o->set & PROF_OPTIM_MAXIMIZE)
-      return fail(L, "optimizer.params.maximize", "optimizer.params.maximize: DeepSpeed's "
-                  "FusedAdam has no maximize (torch's Adam has: set \"torch_adam\": true)");
-    if (o->amsgrad)
-      return fail(L, "optimizer.params.amsgrad", "optimizer.params.amsgrad: DeepSpeed's "
-                  "FusedAdam does not support AMSGrad (torch's Adam does: set \"torch_adam\": "
-                  "true)");
-    if ((o->set & PROF_OPTIM_BIAS_CORRECTION) && !o->bias_correction)
-      return fail(L, "optimizer.params.bias_correction", "optimizer.params.bias_correction: "
-                  "false is not supported: profrun's Adam always corrects the bias");
-  } else if (o->set & PROF_OPTIM_BIAS_CORRECTION) {
-    return fail(L, "optimizer.params.bias_correction", "optimizer.params.bias_correction: "
-                "torch's Adam has no bias_correction (DeepSpeed's FusedAdam has: leave "
-                "\"torch_adam\" false)");
-  }
-  return PROF_OK;
-}
-
-static int load_optimizer(const Loader *L, const cJSON *obj, prof_OptimizerConfig *o) {
-  const cJSON *v, *type, *params;
-  char got[64], what[80];
-  int legacy_fusion;
-  /* Read only to check its type: it selects DeepSpeed's fused fp16 wrapper, not the optimizer. */
-  if ((v = field(obj, "legacy_fusion")) != NULL)
-    TRY(read_bool(L, v, "optimizer.legacy_fusion", &legacy_fusion));
-  type = field(obj, "type");
-  if (type == NULL || cJSON_IsNull(type)) return PROF_OK;
-  TRY(read_optimizer_type(L, type, &o->type));
-  params = field(obj, "params");
-  if (params == NULL || cJSON_IsNull(params)) return check_optimizer(L, o);  /* DeepSpeed: `or {}` */
-  if (!cJSON_IsObject(params))
-    return fail(L, "optimizer.params", "optimizer.params: expected an object, got %s",
-                describe(params, got, sizeof got));
-  if (field(params, "max_grad_norm") != NULL)
-    return fail(L, "optimizer.params.max_grad_norm", "optimizer.params.max_grad_norm: not an "
-                "optimizer parameter in DeepSpeed: use the top-level \"gradient_clipping\"");
-  /* as the file spells it: "adam" would not be found there */
-  snprintf(what, sizeof what, "for optimizer type \"%.40s\"", type->valuestring);
-  TRY(check_keys_of(L, params, strcmp(o->type, "SGD") == 0 ? PROFC_SGD_PARAMS : PROFC_ADAM_PARAMS,
-                    "optimizer.params", what, NULL));
-  for (size_t i = 0; i < sizeof optim_params / sizeof optim_params[0]; i++) {
-    const OptimParam *p = &optim_params[i];
-    void *at = (char *)o + p->offset;
-    char path[PATH_SIZE];
-    if ((v = field(params, p->key)) == NULL) continue;
-    snprintf(path, sizeof path, "optimizer.params.%s", p->key);
-    switch (p->kind) {
-      case NUMBER: TRY(read_number(L, v, path, p->min, at)); break;
-      case BOOLEAN: TRY(read_bool(L, v, path, at)); break;
-      case BETAS: TRY(read_betas(L, v, path, at)); break;
+/* The value at row k's path in root, or NULL when it or a section on the way is absent. */
+static const cJSON *lookup(const cJSON *root, const prof_ConfigKey *k) {
+  const char *seg = k->path;
+  const cJSON *cur = root;
+  for (;;) {
+    const char *dot = strchr(seg, '.');
+    size_t n = dot != NULL ? (size_t)(dot - seg) : strlen(seg);
+    const cJSON *child = NULL, *c;
+    if (!cJSON_IsObject(cur)) return NULL;
+    cJSON_ArrayForEach(c, cur) {
+      if (strncmp(c->string, seg, n) == 0 && c->string[n] == '\0') {
+        child = c;
+        break;
+      }
     }
-    o->set |= p->bit;
+    if (child == NULL || dot == NULL) return child;
+    cur = child;
+    seg = dot + 1;
   }
-  return check_optimizer(L, o);
 }
+
+/* Every row's default, read as a file's value would be. */
+static int apply_defaults(const Loader *L, prof_Config *cfg) {
+  const prof_ConfigKey *k;
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    cJSON *v;
+    int rc;
+    if (k->type == PROF_CONFIG_SECTION) continue;
+    v = cJSON_Parse(k->default_json);
+    if (v == NULL) return oom(L);  /* the schema's defaults are valid JSON (test_config_schema) */
+    rc = read_row(L, v, k, cfg);
+    cJSON_Delete(v);
+    TRY(rc);
+  }
+  return PROF_OK;
+}
+
+static int read_rows(const Loader *L, const cJSON *root, prof_Config *cfg) {
+  const prof_ConfigKey *k;
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    const cJSON *v;
+    if (k->type == PROF_CONFIG_SECTION || (v = lookup(root, k)) == NULL) continue;
+    TRY(read_row(L, v, k, cfg));
+  }
+  if (cfg->model_parallel_rank >= cfg->model_parallel_size)
+    return fail(L, "parallel.model_parallel_rank",
+                "parallel.model_parallel_rank: %lld is not below model_parallel_size %lld",
+                (long long)cfg->model_parallel_rank, (long long)cfg->model_parallel_size);
+  return PROF_OK;
+}
+
+/* {====================== DeepSpeed's values ======================} */
 
 /*
-** Whether key of root is one profrun accepts and ignores: a DeepSpeed key it does not read, or an
-** optimizer section without a type (from which DeepSpeed builds nothing either).
+** Whether a top-level item is DeepSpeed's, given to the engine, or neither. An optimizer section
+** without a type is DeepSpeed's but not given: DeepSpeed builds nothing from it either.
 */
-static int unused(const cJSON *item, const prof_Config *cfg) {
-  if (strcmp(item->string, "optimizer") == 0)
-    return !cJSON_IsNull(item) && cfg->optimizer.type == NULL;
-  return profC_classify(PROFC_TOP, item->string) == PROFC_DEEPSPEED;
+static int is_deepspeed(const cJSON *item) {
+  return profC_classify("", item->string) == PROFC_DEEPSPEED;
 }
 
-/* Lists the unused keys of root (n of them) in file order, for --verbose. */
-static int record_unused(const Loader *L, const cJSON *root, int32_t n, prof_Config *cfg) {
+static int handed_over(const cJSON *item) {
+  if (!is_deepspeed(item) || cJSON_IsNull(item)) return 0;
+  if (strcmp(item->string, "optimizer") == 0) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
+    return type != NULL && !cJSON_IsNull(type);
+  }
+  return 1;
+}
+
+/* DeepSpeed keys accepted but unused: all of them but what is handed over, and the optimizer. */
+static int unused(const cJSON *item) {
+  if (!is_deepspeed(item)) return 0;
+  if (strcmp(item->string, "optimizer") == 0) return !cJSON_IsNull(item) && !handed_over(item);
+  return 1;
+}
+
+/* Lists the unused keys of root in file order, for --verbose. */
+static int record_unused(const Loader *L, const cJSON *root, prof_Config *cfg) {
   const cJSON *item;
-  int32_t i = 0;
+  int32_t n = 0, i = 0;
+  cJSON_ArrayForEach(item, root) n += unused(item);
   if (n == 0) return PROF_OK;
   cfg->unused_keys = profI_alloc(L->S, (size_t)n * sizeof *cfg->unused_keys);
   if (cfg->unused_keys == NULL) return oom(L);
   memset(cfg->unused_keys, 0, (size_t)n * sizeof *cfg->unused_keys);
   cfg->n_unused_keys = n;
   cJSON_ArrayForEach(item, root) {
-    if (!unused(item, cfg)) continue;
+    if (!unused(item)) continue;
     if ((cfg->unused_keys[i++] = profI_strdup(L->S, item->string)) == NULL) return oom(L);
   }
   return PROF_OK;
 }
 
+static void free_json(prof_State *S, prof_JsonValue *v) {
+  for (int32_t i = 0; i < v->n_items; i++) free_json(S, &v->items[i]);
+  if (v->items != NULL) profI_free(S, v->items, (size_t)v->n_items * sizeof *v->items);
+  profI_strfree(S, v->key);
+  profI_strfree(S, v->string);
+}
+
+/* Copies v (without its key) into *out, which is zeroed; on failure *out stays freeable. */
+static int copy_json(const Loader *L, const cJSON *v, prof_JsonValue *out) {
+  const cJSON *e;
+  int32_t n = 0;
+  if (cJSON_IsNull(v)) out->type = PROF_JSON_NULL;
+  else if (cJSON_IsFalse(v)) out->type = PROF_JSON_FALSE;
+  else if (cJSON_IsTrue(v)) out->type = PROF_JSON_TRUE;
+  else if (cJSON_IsNumber(v)) out->type = PROF_JSON_NUMBER;
+  else if (cJSON_IsString(v)) out->type = PROF_JSON_STRING;
+  else if (cJSON_IsArray(v)) out->type = PROF_JSON_ARRAY;
+  else out->type = PROF_JSON_OBJECT;
+  out->number = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+  if (out->type == PROF_JSON_STRING && (out->string = profI_strdup(L->S, v->valuestring)) == NULL)
+    return oom(L);
+  if (out->type != PROF_JSON_ARRAY && out->type != PROF_JSON_OBJECT) return PROF_OK;
+  cJSON_ArrayForEach(e, v) n++;
+  if (n == 0) return PROF_OK;
+  if ((out->items = profI_alloc(L->S, (size_t)n * sizeof *out->items)) == NULL) return oom(L);
+  memset(out->items, 0, (size_t)n * sizeof *out->items);
+  out->n_items = n;
+  n = 0;
+  cJSON_ArrayForEach(e, v) {
+    prof_JsonValue *item = &out->items[n++];
+    if (out->type == PROF_JSON_OBJECT && (item->key = profI_strdup(L->S, e->string)) == NULL)
+      return oom(L);
+    TRY(copy_json(L, e, item));
+  }
+  return PROF_OK;
+}
+
+/* cfg->deepspeed: the top-level items handed over, as one object. */
+static int record_deepspeed(const Loader *L, const cJSON *root, prof_Config *cfg) {
+  const cJSON *item;
+  prof_JsonValue *obj;
+  int32_t n = 0, i = 0;
+  cJSON_ArrayForEach(item, root) n += handed_over(item);
+  if (n == 0) return PROF_OK;
+  if ((obj = cfg->deepspeed = profI_alloc(L->S, sizeof *obj)) == NULL) return oom(L);
+  memset(obj, 0, sizeof *obj);
+  obj->type = PROF_JSON_OBJECT;
+  if ((obj->items = profI_alloc(L->S, (size_t)n * sizeof *obj->items)) == NULL) return oom(L);
+  memset(obj->items, 0, (size_t)n * sizeof *obj->items);
+  obj->n_items = n;
+  cJSON_ArrayForEach(item, root) {
+    prof_JsonValue *v;
+    if (!handed_over(item)) continue;
+    v = &obj->items[i++];
+    if ((v->key = profI_strdup(L->S, item->string)) == NULL) return oom(L);
+    TRY(copy_json(L, item, v));
+  }
+  return PROF_OK;
+}
+
 static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
-  const cJSON *v, *sec;
-  int32_t n_unused = 0;
-  int dev;
-  TRY(check_keys(L, root, PROFC_TOP, NULL, &n_unused));
-  if ((v = field(root, "train_batch_size")) != NULL)
-    TRY(read_int_or_null(L, v, "train_batch_size", 1, &cfg->train_batch_size));
-  if ((v = field(root, "train_micro_batch_size_per_gpu")) != NULL)
-    TRY(read_int_or_null(L, v, "train_micro_batch_size_per_gpu", 1,
-                         &cfg->train_micro_batch_size_per_gpu));
-  if ((v = field(root, "gradient_accumulation_steps")) != NULL)
-    TRY(read_int_or_null(L, v, "gradient_accumulation_steps", 1,
-                         &cfg->gradient_accumulation_steps));
-  if ((v = field(root, "wall_clock_breakdown")) != NULL)
-    TRY(read_bool(L, v, "wall_clock_breakdown", &cfg->wall_clock_breakdown));
-  if ((v = field(root, "device")) != NULL && !cJSON_IsNull(v)) {
-    TRY(read_choice(L, v, "device", devices, 3, &dev));
-    if ((cfg->device = profI_strdup(L->S, devices[dev])) == NULL) return oom(L);
-  }
-  TRY(section(L, root, "flops_profiler", PROFC_FLOPS, &sec));
-  if (sec != NULL) TRY(load_flops(L, sec, &cfg->flops_profiler));
-  /* null: no optimizer, so that --set optimizer=null drops a file's section */
-  if ((v = field(root, "optimizer")) != NULL && !cJSON_IsNull(v)) {
-    TRY(section(L, root, "optimizer", PROFC_OPTIMIZER, &sec));
-    TRY(load_optimizer(L, sec, &cfg->optimizer));
-  }
-  TRY(section(L, root, "parallel", PROFC_PARALLEL, &sec));
-  if (sec != NULL && (v = field(sec, "model_parallel_size")) != NULL)
-    TRY(read_int(L, v, "parallel.model_parallel_size", 1, &cfg->model_parallel_size));
-  if (sec != NULL && (v = field(sec, "model_parallel_rank")) != NULL)
-    TRY(read_int(L, v, "parallel.model_parallel_rank", 0, &cfg->model_parallel_rank));
-  if (cfg->model_parallel_rank >= cfg->model_parallel_size)
-    return fail(L, "parallel.model_parallel_rank",
-                "parallel.model_parallel_rank: %lld is not below model_parallel_size %lld",
-                (long long)cfg->model_parallel_rank, (long long)cfg->model_parallel_size);
-  TRY(section(L, root, "report", PROFC_REPORT, &sec));
-  if (sec != NULL && (v = field(sec, "script")) != NULL)
-    TRY(read_string(L, v, "report.script", 1, &cfg->report_script));
-  if ((v = field(root, "optimizer")) != NULL && unused(v, cfg)) n_unused++;
-  return record_unused(L, root, n_unused, cfg);
+  TRY(check_object(L, root, ""));
+  TRY(read_rows(L, root, cfg));
+  TRY(record_unused(L, root, cfg));
+  return record_deepspeed(L, root, cfg);
 }
 
 /* {====================== file and overrides ======================} */
@@ -733,16 +658,6 @@ static int record_forced(const Loader *L, prof_Config *cfg) {
 
 /* {====================== public ======================} */
 
-static void set_defaults(prof_Config *cfg) {
-  memset(cfg, 0, sizeof *cfg);
-  cfg->flops_profiler.profile_step = 1;
-  cfg->flops_profiler.module_depth = -1;
-  cfg->flops_profiler.top_modules = 1;
-  cfg->flops_profiler.detailed = 1;
-  cfg->flops_profiler.conventions = PROF_CONV_EXACT;
-  cfg->model_parallel_size = 1;
-}
-
 int prof_config_load(prof_State *S, const char *path, const char *const *overrides,
                      int32_t n_overrides, prof_Config **out) {
   Loader L = { S, path, overrides, n_overrides };
@@ -758,7 +673,9 @@ int prof_config_load(prof_State *S, const char *path, const char *const *overrid
     if (overrides[i] == NULL)
       return profI_error(S, PROF_ERRARG, "prof_config_load: override %d is NULL", (int)i);
   if ((cfg = profI_alloc(S, sizeof *cfg)) == NULL) return oom(&L);
-  set_defaults(cfg);
+  memset(cfg, 0, sizeof *cfg);
+  cfg->size = sizeof *cfg;
+  if ((rc = apply_defaults(&L, cfg)) != PROF_OK) goto end;
   if (path != NULL) {
     if ((rc = read_file(&L, &text, &text_size, &len)) != PROF_OK) goto end;
     if ((rc = parse_text(&L, text, len, &root)) != PROF_OK) goto end;
@@ -781,22 +698,20 @@ end:
   return PROF_OK;
 }
 
-static void free_strings(prof_State *S, char **list, int32_t n) {
-  if (list == NULL) return;
-  for (int32_t i = 0; i < n; i++) profI_strfree(S, list[i]);
-  profI_free(S, list, (size_t)n * sizeof *list);
-}
-
 void prof_config_free(prof_State *S, prof_Config *cfg) {
+  const prof_ConfigKey *k;
   if (cfg == NULL) return;
-  profI_strfree(S, cfg->device);
-  profI_strfree(S, cfg->report_script);
-  profI_strfree(S, cfg->optimizer.type);
-  profI_strfree(S, cfg->flops_profiler.output_file);
-  profI_strfree(S, cfg->flops_profiler.format);
-  free_strings(S, cfg->flops_profiler.ignore_modules, cfg->flops_profiler.n_ignore_modules);
-  free_strings(S, cfg->flops_profiler.rules, cfg->flops_profiler.n_rules);
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    char *at = (char *)cfg + k->offset;
+    if (k->type == PROF_CONFIG_STRING) profI_strfree(S, *(char **)(void *)at);
+    if (k->type == PROF_CONFIG_STRINGS)
+      free_strings(S, *(char ***)(void *)at, *(int32_t *)(void *)((char *)cfg + k->count_offset));
+  }
   free_strings(S, cfg->unused_keys, cfg->n_unused_keys);
   free_strings(S, cfg->forced_keys, cfg->n_forced_keys);
+  if (cfg->deepspeed != NULL) {
+    free_json(S, cfg->deepspeed);
+    profI_free(S, cfg->deepspeed, sizeof *cfg->deepspeed);
+  }
   profI_free(S, cfg, sizeof *cfg);
 }

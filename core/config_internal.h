@@ -1,38 +1,48 @@
-/* config_internal.h — the config loader's key tables and closest-key search (config_keys.c). */
+/* config_internal.h — the config loader's tables: the schema, DeepSpeed's keys, closest key. */
 #ifndef PROF_CONFIG_INTERNAL_H
 #define PROF_CONFIG_INTERNAL_H
 
 #include "prof_internal.h"
 
-/* The objects whose keys profrun checks; everything inside a DeepSpeed section goes unchecked. */
-typedef enum profC_Section {
-  PROFC_TOP = 0,         /* the top-level object */
-  PROFC_FLOPS,           /* "flops_profiler" */
-  PROFC_PARALLEL,        /* "parallel" */
-  PROFC_REPORT,          /* "report" */
-  PROFC_OPTIMIZER,       /* "optimizer": type, params, legacy_fusion */
-  PROFC_ADAM_PARAMS,     /* "optimizer.params" when type is Adam or AdamW */
-  PROFC_SGD_PARAMS,      /* "optimizer.params" when type is SGD */
-  PROFC_OPTIMIZER_TYPES, /* not keys: the optimizer types profrun builds, for "did you mean" */
-  PROFC_SECTION_COUNT
-} profC_Section;
+/* {====================== the schema (config_schema.c) ======================} */
 
-/* What a key of a section is to profrun. */
+/* The schema row at path (n bytes of it), or NULL. */
+PROF_INTERNAL const prof_ConfigKey *profC_row(const char *path, size_t n);
+
+/* {====================== DeepSpeed's keys (config_deepspeed.c) ======================} */
+
+/* DeepSpeed's top-level keys (the core's own excepted), NULL-ended. */
+PROF_INTERNAL const char *const *profC_deepspeed_top(void);
+
+/* The documented keys of DeepSpeed's section at path ("fp16", "zero_optimization.offload_param"),
+   NULL-ended; NULL when the section's keys go unchecked. */
+PROF_INTERNAL const char *const *profC_deepspeed_keys(const char *path);
+
+/* The prof_ConfigType a DeepSpeed value at path must have (BOOL or INT >= 0), or -1: any. */
+PROF_INTERNAL int profC_deepspeed_type(const char *path);
+
+/* {====================== classifying keys (config_keys.c) ======================} */
+
+/* What a key of an object is to profrun. */
 enum {
   PROFC_UNKNOWN = 0,     /* an error */
-  PROFC_KNOWN = 1,       /* read and validated by profrun */
-  PROFC_DEEPSPEED = 2    /* a DeepSpeed top-level key profrun accepts, ignores and lists */
+  PROFC_KNOWN = 1,       /* a schema row: read and validated by the core */
+  PROFC_DEEPSPEED = 2,   /* a DeepSpeed key: top-level or documented in its section */
+  PROFC_UNCHECKED = 3    /* inside a DeepSpeed object whose keys go unchecked */
 };
 
-/* Classifies key (case-sensitive, as DeepSpeed reads it) within sec: one of PROFC_UNKNOWN... */
-PROF_INTERNAL int profC_classify(profC_Section sec, const char *key);
+/*
+** Classifies key (case-sensitive, as DeepSpeed reads it) of the object at section, a dotted key
+** path ("" for the top level): one of PROFC_UNKNOWN...
+*/
+PROF_INTERNAL int profC_classify(const char *section, const char *key);
 
 /*
-** The known key of sec (DeepSpeed's included at the top level) nearest to key by case-insensitive
-** Levenshtein distance, first in table order on ties; NULL when the nearest is farther than
-** max(2, strlen(key) / 3). Allocates nothing.
+** The known key of section nearest to key by case-insensitive Levenshtein distance, first in
+** table order on ties (the core's before DeepSpeed's); NULL when the nearest is farther than
+** max(2, strlen(key) / 3) or the section's keys go unchecked. Allocates nothing.
 */
-PROF_INTERNAL const char *profC_closest(profC_Section sec, const char *key);
+PROF_INTERNAL const char *profC_closest(const char *section, const char *key);
 
 /* Case-insensitive Levenshtein distance; b must be shorter than 64 bytes (table keys are). */
 PROF_INTERNAL size_t profC_edit_distance(const char *a, const char *b);

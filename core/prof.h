@@ -552,47 +552,50 @@ typedef struct prof_FlopsConfig {
   int32_t n_rules;
 } prof_FlopsConfig;
 
-/* Which params of the optimizer section were given: bits of prof_OptimizerConfig.set. */
-enum {
-  PROF_OPTIM_LR = 1 << 0,
-  PROF_OPTIM_BETAS = 1 << 1,
-  PROF_OPTIM_EPS = 1 << 2,
-  PROF_OPTIM_WEIGHT_DECAY = 1 << 3,
-  PROF_OPTIM_AMSGRAD = 1 << 4,
-  PROF_OPTIM_MAXIMIZE = 1 << 5,
-  PROF_OPTIM_BIAS_CORRECTION = 1 << 6,
-  PROF_OPTIM_TORCH_ADAM = 1 << 7,
-  PROF_OPTIM_ADAM_W_MODE = 1 << 8,
-  PROF_OPTIM_MOMENTUM = 1 << 9,
-  PROF_OPTIM_DAMPENING = 1 << 10,
-  PROF_OPTIM_NESTEROV = 1 << 11
-};
+/* The profiler section: torch.profiler's settings (validated now, applied by the Lua layer). */
+typedef struct prof_ProfilerConfig {
+  int enabled;                 /* false */
+  char **activities;           /* "cpu", "cuda"; ["cpu"] */
+  int32_t n_activities;
+  int64_t wait, warmup, active, repeat, skip_first; /* schedule: 0, 0, 1, 0, 0 */
+  int record_shapes, profile_memory, with_stack, with_flops, with_modules; /* false */
+  char *output_dir;            /* NULL */
+  char *trace_file;            /* NULL */
+} prof_ProfilerConfig;
 
 /*
-** The optimizer section, which deepspeed.initialize builds an optimizer from when the script
-** passes none. type is DeepSpeed's name for it: "adam" and "adamw" (DeepSpeed lower-cases the
-** names of its own optimizers, so the file may say "Adam" or "ADAMW") or "SGD" (a torch.optim
-** class, looked up as written); NULL when the section or its type is absent, as DeepSpeed then
-** builds none. Only the params whose bit is in set were given: the others keep the defaults of
-** the constructor DeepSpeed would call, which the Lua engine applies (see lua/prof/engine.lua).
+** A JSON value as the config file (and overrides) gave it: how DeepSpeed's own sections, which
+** the core does not interpret, reach a host. Objects keep file order.
 */
-typedef struct prof_OptimizerConfig {
-  char *type;
-  uint32_t set;                /* PROF_OPTIM_* */
-  double lr, betas[2], eps, weight_decay;
-  int amsgrad, maximize, bias_correction;
-  int torch_adam, adam_w_mode; /* DeepSpeed's own Adam switches */
-  double momentum, dampening;  /* SGD */
-  int nesterov;
-} prof_OptimizerConfig;
+typedef enum prof_JsonType {
+  PROF_JSON_NULL, PROF_JSON_FALSE, PROF_JSON_TRUE, PROF_JSON_NUMBER, PROF_JSON_STRING,
+  PROF_JSON_ARRAY, PROF_JSON_OBJECT
+} prof_JsonType;
 
+typedef struct prof_JsonValue {
+  prof_JsonType type;
+  char *key;                   /* the member's name inside an object, else NULL */
+  double number;               /* PROF_JSON_NUMBER */
+  char *string;                /* PROF_JSON_STRING */
+  struct prof_JsonValue *items;/* ARRAY and OBJECT: n_items members */
+  int32_t n_items;
+} prof_JsonValue;
+
+/*
+** The loaded config. The core's sections (top-level batch keys, device, flops_profiler, profiler,
+** parallel, report) are typed fields, filled from the schema (prof_config_key); DeepSpeed's
+** other keys (optimizer, scheduler, fp16, zero_optimization, ...) are in deepspeed, checked
+** against DeepSpeed's documented keys but not interpreted: the Lua engine applies their policy.
+** The struct may grow at its end: size says how many bytes of it the library filled, so a host
+** compiled against a newer prof.h reads a field only when offsetof(field) < size.
+*/
 typedef struct prof_Config {
+  size_t size;                 /* sizeof(prof_Config) of the library that filled it */
   /* DeepSpeed's batch keys; 0 when absent */
   int64_t train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps;
   int wall_clock_breakdown;
   char *device;                /* "meta", "cpu" or "cuda"; NULL: the runtime's default */
   prof_FlopsConfig flops_profiler;
-  prof_OptimizerConfig optimizer;
   int64_t model_parallel_size; /* parallel.model_parallel_size, 1 */
   int64_t model_parallel_rank; /* parallel.model_parallel_rank: this process's partition, 0 */
   char *report_script;         /* report.script, NULL */
@@ -603,7 +606,50 @@ typedef struct prof_Config {
   /* key paths given by overrides (they win over what a script passes) */
   char **forced_keys;
   int32_t n_forced_keys;
+  prof_ProfilerConfig profiler;
+  /* DeepSpeed's keys other than the core's, non-null ones in file order, as an object; NULL
+     when there are none. An optimizer section without a type is left out (DeepSpeed builds
+     nothing from it). */
+  prof_JsonValue *deepspeed;
 } prof_Config;
+
+/* What a schema key holds, and so the C type of its field in prof_Config. */
+typedef enum prof_ConfigType {
+  PROF_CONFIG_SECTION,         /* an object of keys; no field */
+  PROF_CONFIG_BOOL,            /* int, 0 or 1 */
+  PROF_CONFIG_INT,             /* int64_t */
+  PROF_CONFIG_NUMBER,          /* double */
+  PROF_CONFIG_STRING,          /* char *, NULL when not set */
+  PROF_CONFIG_ENUM,            /* int: the index of the value in choices */
+  PROF_CONFIG_STRINGS          /* char ** with an int32_t count at count_offset */
+} prof_ConfigType;
+
+/* One row of the schema that drives parsing, defaults, --set and profrun --help-config. */
+typedef struct prof_ConfigKey {
+  const char *path;            /* dotted key path: "flops_profiler.top_modules" */
+  prof_ConfigType type;
+  size_t offset;               /* of the field in prof_Config (not for SECTION) */
+  size_t count_offset;         /* STRINGS: of the int32_t count */
+  int nullable;                /* null means "not set" (the default) */
+  int64_t min;                 /* INT: the smallest valid value; NUMBER: likewise, as a double */
+  const char *const *choices;  /* ENUM, and STRING or STRINGS limited to a set; NULL-ended */
+  const char *default_json;    /* the default as JSON text: "1", "true", "null", "[\"cpu\"]" */
+  const char *doc;             /* one line */
+} prof_ConfigKey;
+
+/* The i-th schema row (sections before their keys), NULL past the last. Static data. */
+PROF_API const prof_ConfigKey *prof_config_key(int32_t i);
+
+/* What a value of k must be, as --help-config's TYPE column shows it ("int >= 1 or null",
+   "meta|cpu|cuda or null", "[string]"), into buf (truncated to size); returns buf. */
+PROF_API const char *prof_config_type_name(const prof_ConfigKey *k, char *buf, size_t size);
+
+/*
+** Writes the listing of profrun --help-config (every schema row: key, type, default, doc,
+** grouped by section) into buf, truncated to size - 1 bytes and NUL-terminated when size > 0;
+** returns the full length, as snprintf does. Allocates nothing.
+*/
+PROF_API size_t prof_config_help(char *buf, size_t size);
 
 /*
 ** Loads a DeepSpeed-style JSON config from path (NULL: defaults only), then applies overrides

@@ -17,7 +17,7 @@ local tmp, report
 local function load(sets)
   local all = { "flops_profiler.output_file=" .. report }
   for _, s in ipairs(sets or {}) do all[#all + 1] = s end
-  return assert(core.load_config(FIXTURE, all))
+  return assert(config.load(FIXTURE, all))
 end
 
 local function model()
@@ -155,12 +155,12 @@ describe("prof.initialize", function()
 
   describe("a bad optimizer section names its key path", function()
     it("in the config file", function()
-      local cfg, msg, kind = core.load_config(FIXTURE, { "optimizer.type=Lamb" })
+      local cfg, msg, kind = config.load(FIXTURE, { "optimizer.type=Lamb" })
       assert.is_nil(cfg)
       assert.equal("config", kind)
       assert.equal("--set optimizer.type=Lamb: optimizer.type: expected \"Adam\", \"AdamW\" (in any "
         .. "case) or \"SGD\", got string \"Lamb\" (DeepSpeed's lamb is not built by profrun)", msg)
-      cfg, msg = core.load_config(FIXTURE, { "optimizer.params.momentum=0.9" })
+      cfg, msg = config.load(FIXTURE, { "optimizer.params.momentum=0.9" })
       assert.is_nil(cfg)
       assert.equal("--set optimizer.params.momentum=0.9: unknown key \"optimizer.params.momentum\" "
         .. "for optimizer type \"Adam\"", msg)

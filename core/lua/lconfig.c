@@ -1,21 +1,8 @@
 /* lconfig.c — core.load_config: a DeepSpeed-style JSON config as a plain Lua table. */
+#include <math.h>
+#include <string.h>
+
 #include "lbind.h"
-
-static void set_str(lua_State *L, const char *k, const char *v) {
-  if (v == NULL) return;   /* absent keys stay nil */
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, int64_t v) {
-  lua_pushinteger(L, (lua_Integer)v);
-  lua_setfield(L, -2, k);
-}
-
-static void set_bool(lua_State *L, const char *k, int v) {
-  lua_pushboolean(L, v);
-  lua_setfield(L, -2, k);
-}
 
 static void set_list(lua_State *L, const char *k, char **items, int32_t n) {
   lua_createtable(L, n, 0);
@@ -26,81 +13,106 @@ static void set_list(lua_State *L, const char *k, char **items, int32_t n) {
   lua_setfield(L, -2, k);
 }
 
-static void set_num(lua_State *L, const char *k, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, k);
+/*
+** Leaves on the stack the table for the section that holds path's last key (creating the ones on
+** the way) and returns that key. The config table is at index t.
+*/
+static const char *section_of(lua_State *L, int t, const char *path) {
+  const char *seg = path, *dot;
+  lua_pushvalue(L, t);
+  while ((dot = strchr(seg, '.')) != NULL) {
+    lua_pushlstring(L, seg, (size_t)(dot - seg));
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 8);
+      lua_pushlstring(L, seg, (size_t)(dot - seg));
+      lua_pushvalue(L, -2);
+      lua_rawset(L, -4);
+    }
+    lua_remove(L, -2);
+    seg = dot + 1;
+  }
+  return seg;
 }
 
-/* optimizer = {type=, params={...}}: only the params the file gave, so the engine can tell a
-   missing one (the constructor's default applies) from one set to its default value. */
-static void set_optimizer(lua_State *L, const prof_OptimizerConfig *o) {
-  static const struct { const char *key; uint32_t bit; } flags[] = {
-    {"amsgrad", PROF_OPTIM_AMSGRAD}, {"maximize", PROF_OPTIM_MAXIMIZE},
-    {"bias_correction", PROF_OPTIM_BIAS_CORRECTION}, {"torch_adam", PROF_OPTIM_TORCH_ADAM},
-    {"adam_w_mode", PROF_OPTIM_ADAM_W_MODE}, {"nesterov", PROF_OPTIM_NESTEROV}
-  };
-  const int values[] = {o->amsgrad, o->maximize, o->bias_correction, o->torch_adam,
-                        o->adam_w_mode, o->nesterov};
-  if (o->type == NULL) return;   /* no optimizer: the key stays nil */
-  lua_createtable(L, 0, 2);
-  set_str(L, "type", o->type);
-  lua_createtable(L, 0, 8);
-  if (o->set & PROF_OPTIM_LR) set_num(L, "lr", o->lr);
-  if (o->set & PROF_OPTIM_BETAS) {
-    lua_createtable(L, 2, 0);
-    for (int i = 0; i < 2; i++) {
-      lua_pushnumber(L, o->betas[i]);
-      lua_rawseti(L, -2, i + 1);
+/* One schema row's value; absent (nil) where it is not set. Numbers stay floats, ints integers. */
+static void set_row(lua_State *L, int t, const prof_ConfigKey *k, const prof_Config *c) {
+  const char *at = (const char *)c + k->offset;
+  const char *key = section_of(L, t, k->path);
+  switch (k->type) {
+    case PROF_CONFIG_SECTION:
+      lua_createtable(L, 0, 8);
+      break;
+    case PROF_CONFIG_BOOL: lua_pushboolean(L, *(const int *)(const void *)at); break;
+    case PROF_CONFIG_INT: {
+      int64_t v = *(const int64_t *)(const void *)at;
+      if (k->nullable && v == 0) lua_pushnil(L);   /* 0: not set */
+      else lua_pushinteger(L, (lua_Integer)v);
+      break;
     }
-    lua_setfield(L, -2, "betas");
+    case PROF_CONFIG_NUMBER: lua_pushnumber(L, *(const double *)(const void *)at); break;
+    case PROF_CONFIG_STRING: lua_pushstring(L, *(char *const *)(const void *)at); break;
+    case PROF_CONFIG_ENUM: lua_pushstring(L, k->choices[*(const int *)(const void *)at]); break;
+    case PROF_CONFIG_STRINGS:
+      set_list(L, key, *(char **const *)(const void *)at,
+               *(const int32_t *)(const void *)((const char *)c + k->count_offset));
+      lua_pop(L, 1);
+      return;
   }
-  if (o->set & PROF_OPTIM_EPS) set_num(L, "eps", o->eps);
-  if (o->set & PROF_OPTIM_WEIGHT_DECAY) set_num(L, "weight_decay", o->weight_decay);
-  if (o->set & PROF_OPTIM_MOMENTUM) set_num(L, "momentum", o->momentum);
-  if (o->set & PROF_OPTIM_DAMPENING) set_num(L, "dampening", o->dampening);
-  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-    if (o->set & flags[i].bit) set_bool(L, flags[i].key, values[i]);
-  lua_setfield(L, -2, "params");
-  lua_setfield(L, -2, "optimizer");
+  if (k->type == PROF_CONFIG_SECTION) {
+    lua_pushstring(L, key);
+    if (lua_rawget(L, -3) == LUA_TTABLE) {   /* made already, on the way to a key */
+      lua_pop(L, 3);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  lua_setfield(L, -2, key);
+  lua_pop(L, 1);
+}
+
+/* A JSON value as Lua: objects and arrays as tables, null as core.null, integral numbers as
+   integers (DeepSpeed's stage 3 reads as 3). */
+static void push_json(lua_State *L, const prof_JsonValue *v) {
+  luaL_checkstack(L, 4, "config nested too deeply");
+  switch (v->type) {
+    case PROF_JSON_NULL: lua_pushlightuserdata(L, NULL); break;
+    case PROF_JSON_FALSE: lua_pushboolean(L, 0); break;
+    case PROF_JSON_TRUE: lua_pushboolean(L, 1); break;
+    case PROF_JSON_NUMBER:
+      if (v->number == floor(v->number) && fabs(v->number) < 9007199254740992.0)
+        lua_pushinteger(L, (lua_Integer)v->number);
+      else lua_pushnumber(L, v->number);
+      break;
+    case PROF_JSON_STRING: lua_pushstring(L, v->string); break;
+    case PROF_JSON_ARRAY:
+      lua_createtable(L, v->n_items, 0);
+      for (int32_t i = 0; i < v->n_items; i++) {
+        push_json(L, &v->items[i]);
+        lua_rawseti(L, -2, i + 1);
+      }
+      break;
+    case PROF_JSON_OBJECT:
+      lua_createtable(L, 0, v->n_items);
+      for (int32_t i = 0; i < v->n_items; i++) {
+        push_json(L, &v->items[i]);
+        lua_setfield(L, -2, v->items[i].key);
+      }
+      break;
+  }
 }
 
 static void push_config(lua_State *L, const prof_Config *c) {
-  lua_createtable(L, 0, 13);
-  if (c->train_batch_size > 0) set_int(L, "train_batch_size", c->train_batch_size);
-  if (c->train_micro_batch_size_per_gpu > 0)
-    set_int(L, "train_micro_batch_size_per_gpu", c->train_micro_batch_size_per_gpu);
-  if (c->gradient_accumulation_steps > 0)
-    set_int(L, "gradient_accumulation_steps", c->gradient_accumulation_steps);
-  set_bool(L, "wall_clock_breakdown", c->wall_clock_breakdown);
-  set_str(L, "device", c->device);
-
-  const prof_FlopsConfig *f = &c->flops_profiler;
-  lua_createtable(L, 0, 11);
-  set_bool(L, "enabled", f->enabled);
-  lua_pushnumber(L, f->recompute_fwd_factor);
-  lua_setfield(L, -2, "recompute_fwd_factor");
-  set_int(L, "profile_step", f->profile_step);
-  set_int(L, "module_depth", f->module_depth);
-  set_int(L, "top_modules", f->top_modules);
-  set_bool(L, "detailed", f->detailed);
-  set_str(L, "output_file", f->output_file);
-  set_str(L, "conventions", prof_conventions_name(f->conventions));
-  set_str(L, "format", f->format);
-  set_list(L, "ignore_modules", f->ignore_modules, f->n_ignore_modules);
-  set_list(L, "rules", f->rules, f->n_rules);
-  lua_setfield(L, -2, "flops_profiler");
-
-  set_optimizer(L, &c->optimizer);
-
-  lua_createtable(L, 0, 2);
-  set_int(L, "model_parallel_size", c->model_parallel_size);
-  set_int(L, "model_parallel_rank", c->model_parallel_rank);
-  lua_setfield(L, -2, "parallel");
-
-  lua_createtable(L, 0, 1);
-  set_str(L, "script", c->report_script);
-  lua_setfield(L, -2, "report");
-
+  const prof_ConfigKey *k;
+  int t;
+  lua_createtable(L, 0, 16);
+  t = lua_gettop(L);
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) set_row(L, t, k, c);
+  /* DeepSpeed's own keys, as the file gave them: the engine owns their policy */
+  for (int32_t i = 0; c->deepspeed != NULL && i < c->deepspeed->n_items; i++) {
+    push_json(L, &c->deepspeed->items[i]);
+    lua_setfield(L, t, c->deepspeed->items[i].key);
+  }
   set_list(L, "unused_keys", c->unused_keys, c->n_unused_keys);
   set_list(L, "forced_keys", c->forced_keys, c->n_forced_keys);
 }
@@ -132,7 +144,43 @@ static int l_load_config(lua_State *L) {
   return 1;
 }
 
+/* core.config_help() -> the listing of profrun --help-config */
+static int l_config_help(lua_State *L) {
+  luaL_Buffer b;
+  size_t n = prof_config_help(NULL, 0);
+  char *p = luaL_buffinitsize(L, &b, n + 1);
+  prof_config_help(p, n + 1);
+  luaL_pushresultsize(&b, n);
+  return 1;
+}
+
+/* core.config_keys() -> {{path=, type=, default=, doc=}, ...}: the schema's rows, sections too */
+static int l_config_keys(lua_State *L) {
+  const prof_ConfigKey *k;
+  char type[128];
+  lua_newtable(L);
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, k->path);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, prof_config_type_name(k, type, sizeof type));
+    lua_setfield(L, -2, "type");
+    lua_pushstring(L, k->default_json);
+    lua_setfield(L, -2, "default");
+    lua_pushstring(L, k->doc);
+    lua_setfield(L, -2, "doc");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 void lbind_open_config(lua_State *L) {
-  static const luaL_Reg funcs[] = {{"load_config", l_load_config}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {
+    {"load_config", l_load_config}, {"config_help", l_config_help},
+    {"config_keys", l_config_keys}, {NULL, NULL}
+  };
   lbind_register(L, funcs);
+  /* DeepSpeed's JSON null inside its sections (lua-cjson's convention: a light userdata) */
+  lua_pushlightuserdata(L, NULL);
+  lua_setfield(L, -2, "null");
 }

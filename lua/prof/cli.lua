@@ -14,6 +14,7 @@ Runs a Lua script under a DeepSpeed-style JSON config and profiles what it runs.
   --set KEY=VALUE  override a config key (dotted path; VALUE parsed as JSON, else a string)
   --device NAME    the device of every tensor the script creates: meta, cpu or cuda
   --verbose        list the DeepSpeed keys of the config that profrun accepts but does not use
+  --help-config    list every config key profrun reads (type, default, what it does) and exit
   --version        print the version and exit
   --help           print this help and exit
 
@@ -34,6 +35,8 @@ function M.parse(argv)
     local a = argv[i]
     if a == "--help" or a == "-h" then
       o.help = true
+    elseif a == "--help-config" then
+      o.help_config = true
     elseif a == "--version" then
       o.version = true
     elseif a == "--verbose" or a == "-v" then
@@ -100,6 +103,10 @@ function M.main(argv)
     io.stdout:write(M.USAGE)
     return 0
   end
+  if o.help_config then
+    io.stdout:write(core.config_help())
+    return 0
+  end
   if o.version then
     io.stdout:write("profrun ", core.VERSION, " (Lua ", _VERSION:match("%d.%d"), ")\n")
     return 0
@@ -113,7 +120,7 @@ function M.main(argv)
     end
     o.sets[#o.sets + 1] = "device=" .. o.device
   end
-  local cfg, cerr = core.load_config(o.config, o.sets)
+  local cfg, cerr = config.load(o.config, o.sets)
   if cfg == nil then
     io.stderr:write("profrun: ", cerr, "\n")
     return 2

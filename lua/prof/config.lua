@@ -1,6 +1,7 @@
 -- config.lua — the run's configuration and the precedence of settings.
 -- Precedence: built-in defaults < config file < arguments written in the script < --set/--device.
 local core = require "prof.core"
+local ds_optimizer = require "prof.ds_optimizer"
 
 local M = {}
 
@@ -12,8 +13,44 @@ local function install(cfg)
   for _, k in ipairs(cfg.forced_keys or {}) do forced[k] = true end
 end
 
--- Installs a config table from core.load_config (profrun does this before the script runs); its
--- device becomes the default device (meta when it names none).
+-- The last of overrides ("a.b=v") that set path or a key around or inside it: the value came
+-- from there (the C loader blames overrides the same way).
+local function override_for(overrides, path)
+  for i = #overrides, 1, -1 do
+    local key = overrides[i]:match("^([^=]*)=")
+    if key then
+      local n = math.min(#key, #path)
+      local after = #key > #path and key:sub(n + 1, n + 1) or path:sub(n + 1, n + 1)
+      if key:sub(1, n) == path:sub(1, n) and (#key == #path or after == "." or after == "[") then
+        return overrides[i]
+      end
+    end
+  end
+end
+
+--[[
+Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
+DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
+DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua), with the same
+message form as the loader's. Returns the table, or nil, message, "io"|"config".
+]]
+function M.load(path, overrides)
+  overrides = overrides or {}
+  local cfg, msg, kind = core.load_config(path, overrides)
+  if cfg == nil then return nil, msg, kind end
+  if cfg.optimizer ~= nil then
+    local checked, key, err = ds_optimizer.check(cfg.optimizer)
+    if checked == nil then
+      local ov = override_for(overrides, key)
+      return nil, (ov and "--set " .. ov or path or "config") .. ": " .. err, "config"
+    end
+    cfg.optimizer = checked
+  end
+  return cfg
+end
+
+-- Installs a config table from M.load (profrun does this before the script runs); its device
+-- becomes the default device (meta when it names none).
 function M.set(cfg)
   install(cfg)
   core.set_default_device(cfg.device or "meta")
@@ -55,6 +92,19 @@ function M.pick(path, script_value, builtin)
   end
   if v == nil then return builtin end
   return v
+end
+
+-- README.md's configuration table, made from the schema (scripts/tools/config-table.lua prints it;
+-- spec/config_spec.lua checks README.md against it).
+function M.markdown_table()
+  local lines = { "| key | type | default | meaning |", "|---|---|---|---|" }
+  for _, k in ipairs(core.config_keys()) do
+    if k.type ~= "object" then
+      lines[#lines + 1] = string.format("| `%s` | %s | `%s` | %s |", k.path,
+        (k.type:gsub("|", "\\|")), k.default, (k.doc:gsub("|", "\\|")))
+    end
+  end
+  return table.concat(lines, "\n") .. "\n"
 end
 
 return M

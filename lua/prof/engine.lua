@@ -2,6 +2,7 @@
 -- profiler and wall-clock breakdown driven by the config alone, no change to the training script.
 local core = require "prof.core"
 local config = require "prof.config"
+local ds_optimizer = require "prof.ds_optimizer"
 local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
@@ -31,52 +32,31 @@ local function batch_size_of(inputs)
   return nil
 end
 
---[[
-The optimizer deepspeed.initialize builds from the config's optimizer section when the script
-passes none (DeepSpeedEngine._configure_basic_optimizer; deepspeedai/DeepSpeed main @ edaa7221):
-  * "adam" or "adamw" (DeepSpeed lower-cases the names of its own optimizers, so "Adam", "ADAMW"):
-    torch_adam (default false) and adam_w_mode (default TRUE) are taken out of params. The type
-    adamw, or adam with adam_w_mode, gives AdamW (decoupled weight decay: p *= 1 - lr*wd); only
-    adam with "adam_w_mode": false gives Adam (L2: g += wd*p). So DeepSpeed's plain "Adam" is AdamW.
-  * Without torch_adam DeepSpeed builds its FusedAdam, whose weight_decay defaults to 0 where
-    torch.optim.AdamW's is 1e-2; with it, torch.optim.Adam or AdamW and their defaults. Either
-    way the update is torch's formula (FusedAdam's kernel computes the same one, in another order
-    of rounding), so profrun builds prof.optim.Adam or AdamW.
-  * "SGD" (looked up in torch.optim as written): prof.optim.SGD with the params as they are.
-The config loader (core/config.c) has checked names, types and combinations already; what is
-checked here is only what a hand-written config table could get wrong about the type.
-]]
+-- A config table written by hand has not met the loader's checks: the type first, in the words
+-- this error has always had, then everything else ds_optimizer checks.
 local function type_of(t)
   if type(t) == "string" then
     local lower = t:lower()
-    if lower == "adam" or lower == "adamw" then return lower end
-    if t == "SGD" then return t end
+    if lower == "adam" or lower == "adamw" or t == "SGD" then return end
   end
   error(string.format('optimizer.type: expected "Adam", "AdamW" (in any case) or "SGD", got %s',
     type(t) == "string" and string.format("%q", t) or tostring(t)), 4)  -- initialize's caller
 end
 
+-- The optimizer deepspeed.initialize builds from the config's optimizer section when the script
+-- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua.
 local function build_optimizer(model, section)
-  local kind = type_of(section.type)
-  local opts = {}
-  for k, v in pairs(section.params or {}) do opts[k] = v end
-  local cls = optim.SGD
-  if kind ~= "SGD" then
-    local torch_adam = opts.torch_adam == true
-    local adamw = kind == "adamw" or opts.adam_w_mode ~= false
-    opts.torch_adam, opts.adam_w_mode = nil, nil
-    -- FusedAdam's bias_correction: profrun's Adam always corrects (the loader refuses false)
-    if opts.bias_correction == true then opts.bias_correction = nil end
-    if not torch_adam and opts.weight_decay == nil then opts.weight_decay = 0 end
-    cls = adamw and optim.AdamW or optim.Adam
-  end
+  type_of(section.type)
+  local checked, _, err = ds_optimizer.check(section)
+  if checked == nil then error(err, 3) end
+  local cls, opts = ds_optimizer.plan(checked)
   -- level 4: errors name the line that called prof.initialize (new, here, initialize, caller)
-  return cls:new(model:parameters(), opts, 4)
+  return optim[cls]:new(model:parameters(), opts, 4)
 end
 
 --[[
 prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.initialize returns
-(engine first). config: a table from core.load_config, else profrun's config. Without
+(engine first). config: a table from prof.config.load, else profrun's config. Without
 optimizer=, the config's optimizer section builds one (above); without either the engine steps
 no optimizer. The engine:
   engine(...)            forward (the model's own arguments)
