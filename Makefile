@@ -16,87 +16,183 @@ LUA_LIBS     = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 BLAS_CFLAGS  = $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 
-# The profiler core is compiled WITHOUT the Lua include path, so it cannot grow a Lua dependency.
-CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -fPIC -fvisibility=hidden -Icore $(CJSON_CFLAGS)
-RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS)
-BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-SAN_FLAGS      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# The library's version comes from core/prof.h, the one place it is written.
+version_part = $(shell sed -n 's/^\#define PROF_VERSION_$(1) \([0-9]*\).*/\1/p' core/prof.h)
+VMAJOR   := $(call version_part,MAJOR)
+VERSION  := $(VMAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libprof.so.$(VMAJOR)
 
-CORE_SRC    := $(filter-out core/profrun.c,$(wildcard core/*.c))
+# The profiler core is compiled WITHOUT the Lua include path, so it cannot grow a Lua dependency.
+# -MMD -MP: each object depends on exactly the headers it includes (the .d files included below).
+CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore $(CJSON_CFLAGS)
+RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS)
+BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS)
+# Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
+ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN_FLAGS     := -O1 -g -fsanitize=thread
+
+# Sources. The wildcards also pick up folders that may not exist yet (kernels in core/runtime/cpu/,
+# event sources in core/capture/); an absent folder adds nothing.
+CORE_SRC    := $(filter-out core/profrun.c,$(wildcard core/*.c core/capture/*.c))
 RUNTIME_SRC := $(wildcard core/runtime/*.c core/runtime/*/*.c)
 BIND_SRC    := $(wildcard core/lua/*.c)
 TEST_SRC    := $(wildcard spec/c/test_*.c)
-CORE_OBJ    := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
-RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
-BIND_OBJ    := $(BIND_SRC:%.c=$(BUILD)/obj/%.o)
+TSAN_SRC    := $(wildcard spec/c/test_threads*.c)
+
+# Objects, once per flavour: normal (build/obj), ASan+UBSan (build/asan-obj), TSan (build/tsan-obj).
+objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+CORE_OBJ       := $(call objs,obj,$(CORE_SRC))
+RUNTIME_OBJ    := $(call objs,obj,$(RUNTIME_SRC))
+BIND_OBJ       := $(call objs,obj,$(BIND_SRC))
+ASAN_CORE_OBJ  := $(call objs,asan-obj,$(CORE_SRC))
+ASAN_RT_OBJ    := $(call objs,asan-obj,$(RUNTIME_SRC))
+ASAN_BIND_OBJ  := $(call objs,asan-obj,$(BIND_SRC))
+TSAN_CORE_OBJ  := $(call objs,tsan-obj,$(CORE_SRC))
+TSAN_RT_OBJ    := $(call objs,tsan-obj,$(RUNTIME_SRC))
+TEST_OBJ       := $(call objs,obj,$(TEST_SRC)) $(call objs,asan-obj,$(TEST_SRC)) \
+                  $(call objs,tsan-obj,$(TSAN_SRC))
+ALL_OBJ        := $(CORE_OBJ) $(RUNTIME_OBJ) $(BIND_OBJ) $(BUILD)/obj/core/profrun.o $(ASAN_CORE_OBJ) \
+                  $(ASAN_RT_OBJ) $(ASAN_BIND_OBJ) $(TSAN_CORE_OBJ) $(TSAN_RT_OBJ) $(TEST_OBJ)
+
 TESTS       := $(TEST_SRC:spec/c/%.c=$(BUILD)/tests/%)
 ASAN_TESTS  := $(TEST_SRC:spec/c/%.c=$(BUILD)/asan/%)
-HEADERS     := $(wildcard core/*.h core/runtime/*.h core/lua/*.h)
+TSAN_TESTS  := $(TSAN_SRC:spec/c/%.c=$(BUILD)/tsan/%)
 
 LIBPROF_A   := $(BUILD)/lib/libprof.a
-LIBPROF_SO  := $(BUILD)/lib/libprof.so
+LIBPROF_SO  := $(BUILD)/lib/libprof.so.$(VERSION)
+LIBPROF_LN  := $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libprof.so
 LIBRT_A     := $(BUILD)/lib/libprofrt.a
 LUA_MOD     := $(BUILD)/lua/prof/core.so
+LUA_MOD_INST:= $(BUILD)/lua-install/prof/core.so
 PROFRUN     := $(BUILD)/bin/profrun
 BENCH_C     := $(BUILD)/bin/bench_core
+ASAN_LIBPROF_A  := $(BUILD)/asan-lib/libprof.a
+ASAN_LIBPROF_SO := $(BUILD)/asan-lib/libprof.so.$(VERSION)
+ASAN_LIBRT_A    := $(BUILD)/asan-lib/libprofrt.a
+ASAN_LUA_MOD    := $(BUILD)/asan-lua/prof/core.so
+TSAN_LIBPROF_A  := $(BUILD)/tsan-lib/libprof.a
+TSAN_LIBRT_A    := $(BUILD)/tsan-lib/libprofrt.a
 
-.PHONY: all run test test-c test-asan test-lua check bench install clean deps lint
-all: $(LIBPROF_A) $(LIBPROF_SO) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
+.PHONY: all run test test-c test-asan test-tsan test-lua test-lua-asan check bench install clean deps lint
+all: $(LIBPROF_A) $(LIBPROF_SO) $(LIBPROF_LN) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/tools/deps.sh
 	@scripts/tools/deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
-$(BUILD)/obj/core/%.o: core/%.c $(HEADERS) | $(DEPS_OK)
-	@mkdir -p $(dir $@)
-	$(CC) $(CORE_CFLAGS) -c $< -o $@
-$(BUILD)/obj/core/runtime/%.o: core/runtime/%.c $(HEADERS) | $(DEPS_OK)
-	@mkdir -p $(dir $@)
-	$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
-$(BUILD)/obj/core/lua/%.o: core/lua/%.c $(HEADERS) | $(DEPS_OK)
-	@mkdir -p $(dir $@)
-	$(CC) $(BIND_CFLAGS) -c $< -o $@
+# Compile rules of one flavour: $(1) is its object folder, $(2) the flags it adds. A path picks the
+# part's flags (make prefers the rule with the shortest stem: core/runtime/ before core/).
+define flavour_rules
+$(BUILD)/$(1)/core/%.o: core/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CORE_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/runtime/%.o: core/runtime/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(RUNTIME_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/lua/%.o: core/lua/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(BIND_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/spec/c/%.o: spec/c/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(TEST_CFLAGS) $(2) -c $$< -o $$@
+endef
+$(eval $(call flavour_rules,obj,))
+$(eval $(call flavour_rules,asan-obj,$(ASAN_FLAGS)))
+$(eval $(call flavour_rules,tsan-obj,$(TSAN_FLAGS)))
+-include $(ALL_OBJ:.o=.d)
+# Objects and library links made on the way to a target are kept, so a rebuild redoes nothing.
+.SECONDARY:
 
+# Static archives, one pair per flavour: libprof (the core) and libprofrt (the runtime).
 $(LIBPROF_A): $(CORE_OBJ)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-$(LIBPROF_SO): $(CORE_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ $(CJSON_LIBS) -lm
 $(LIBRT_A): $(RUNTIME_OBJ)
-	@mkdir -p $(dir $@)
+$(ASAN_LIBPROF_A): $(ASAN_CORE_OBJ)
+$(ASAN_LIBRT_A): $(ASAN_RT_OBJ)
+$(TSAN_LIBPROF_A): $(TSAN_CORE_OBJ)
+$(TSAN_LIBRT_A): $(TSAN_RT_OBJ)
+$(BUILD)/%.a:
+	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
-$(LUA_MOD): $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A) $(CJSON_LIBS) $(BLAS_LIBS) -lm
-$(PROFRUN): core/profrun.c $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A) $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(BIND_CFLAGS) -o $@ core/profrun.c $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A) \
-	  $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lm -ldl -Wl,-E
+
+# libprof.so.X.Y.Z with SONAME libprof.so.X and its two links. -Bsymbolic-functions keeps the
+# core's calls to its own API direct (no PLT hop on the hot path).
+$(LIBPROF_SO): $(CORE_OBJ)
+$(ASAN_LIBPROF_SO): $(ASAN_CORE_OBJ)
+$(ASAN_LIBPROF_SO): LDSAN := -fsanitize=address,undefined
+$(BUILD)/%.so.$(VERSION):
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDSAN) -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -o $@ $^ \
+	  $(CJSON_LIBS) -lm -pthread
+$(BUILD)/%.so.$(VMAJOR): $(BUILD)/%.so.$(VERSION)
+	ln -sf $(<F) $@
+$(BUILD)/%/libprof.so: $(BUILD)/%/$(SONAME)
+	ln -sf $(<F) $@
+
+# The Lua module prof.core: one copy of the core, libprof.so, found through a relative rpath (the
+# build tree's build/lua/prof -> build/lib; the installed lib/profrun/prof -> lib). The runtime is
+# linked in statically; --exclude-libs hides its symbols and the version script exports luaopen_*
+# alone, so a host that links libprof.so and loads prof.core still has one core.
+$(BUILD)/core.map: Makefile
+	@mkdir -p $(@D)
+	printf '{\n  global: luaopen_*;\n  local: *;\n};\n' > $@
+MODULE_LINK = $(CC) -shared $(LDSAN) -o $@ $(filter %.o %.a,$^) -L$(LIBDIR) -lprof \
+  -Wl,-rpath,'$$ORIGIN/$(RPATH)' -Wl,--exclude-libs,ALL -Wl,--version-script,$(BUILD)/core.map \
+  $(BLAS_LIBS) -lm -pthread
+$(LUA_MOD) $(LUA_MOD_INST): LIBDIR := $(BUILD)/lib
+$(LUA_MOD) $(LUA_MOD_INST): $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_LN) $(BUILD)/core.map
+	@mkdir -p $(@D)
+	$(MODULE_LINK)
+$(LUA_MOD): RPATH := ../../lib
+$(LUA_MOD_INST): RPATH := ../..
+$(ASAN_LUA_MOD): LIBDIR := $(BUILD)/asan-lib
+$(ASAN_LUA_MOD): RPATH := ../../asan-lib
+$(ASAN_LUA_MOD): LDSAN := -fsanitize=address,undefined
+$(ASAN_LUA_MOD): $(ASAN_BIND_OBJ) $(ASAN_LIBRT_A) $(BUILD)/asan-lib/libprof.so $(BUILD)/core.map
+	@mkdir -p $(@D)
+	$(MODULE_LINK)
+
+# The CLI links the core statically and exports Lua's API (-Wl,-E) for C modules scripts load.
+$(BUILD)/obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(BIND_CFLAGS) -c $< -o $@
+$(PROFRUN): $(BUILD)/obj/core/profrun.o $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lm -ldl -pthread -Wl,-E
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lm\n' \
-	  '$(PREFIX)' "$$(sed -n 's/^#define PROF_VERSION "\(.*\)"/\1/p' core/prof.h)" '$(CJSON_LIBS)' > $@
+	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
-# C unit tests: one binary per spec/c/test_*.c; also built with ASan + UBSan.
-$(BUILD)/tests/%: spec/c/%.c spec/c/t.h spec/c/op_builder.h $(LIBPROF_A) $(LIBRT_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) -o $@ $< \
-	  $(LIBRT_A) $(LIBPROF_A) $(CJSON_LIBS) $(BLAS_LIBS) -lm
-$(BUILD)/asan/%: spec/c/%.c spec/c/t.h spec/c/op_builder.h $(CORE_SRC) $(RUNTIME_SRC) $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(SAN_FLAGS) -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
-	  $(BLAS_CFLAGS) -o $@ $< $(CORE_SRC) $(RUNTIME_SRC) $(CJSON_LIBS) $(BLAS_LIBS) -lm
+# C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries
+# (tests reach internal headers, so never the shared one). test_threads*.c also run under TSan.
+TEST_LIBS = $(CJSON_LIBS) $(BLAS_LIBS) -lm -pthread
+$(BUILD)/tests/%: $(BUILD)/obj/spec/c/%.o $(LIBRT_A) $(LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(TEST_LIBS)
+$(BUILD)/asan/%: $(BUILD)/asan-obj/spec/c/%.o $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(TEST_LIBS)
+$(BUILD)/tsan/%: $(BUILD)/tsan-obj/spec/c/%.o $(TSAN_LIBRT_A) $(TSAN_LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=thread -o $@ $^ $(TEST_LIBS)
 
+# Test targets. The sanitized busted pass preloads ASan's runtime into lua5.4 (uninstrumented);
+# Lua's own allocations at exit are not ours, so leak checks stay with the C tests.
+ASAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so)
 test-c: $(TESTS)
 	@scripts/tools/run-c-tests.sh $(TESTS)
 test-asan: $(ASAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 scripts/tools/run-c-tests.sh $(ASAN_TESTS)
+test-tsan: $(TSAN_TESTS)
+	@scripts/tools/run-c-tests.sh $(TSAN_TESTS)
 test-lua: all
 	@lua5.4 "$$(command -v busted)" -o plainTerminal 2>&1 | scripts/tools/busted-summary.sh
-test: all $(TESTS) $(ASAN_TESTS)
-	@scripts/tools/run-tests.sh "$(TESTS)" "$(ASAN_TESTS)"
+test-lua-asan: all $(ASAN_LUA_MOD)
+	@ASAN_PRELOAD=$(ASAN_PRELOAD) scripts/tools/run-tests.sh --lua-asan
+test: all $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(ASAN_LUA_MOD)
+	@ASAN_PRELOAD=$(ASAN_PRELOAD) scripts/tools/run-tests.sh "$(TESTS)" "$(ASAN_TESTS)" "$(TSAN_TESTS)"
 check: $(TESTS)
 	@scripts/tools/run-c-tests.sh --valgrind $(TESTS)
 lint:
@@ -105,21 +201,25 @@ lint:
 run: all
 	$(PROFRUN) configs/default.json examples/alexnet.lua
 
-$(BENCH_C): scripts/tools/bench_core.c $(LIBPROF_A)
+$(BENCH_C): scripts/tools/bench_core.c core/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lm
+	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lm -pthread
 bench: all $(BENCH_C)
 	@scripts/tools/bench.sh
 
-install: all
+# Installed layout: bin/profrun, include/prof.h, lib/libprof.{a,so*}, lib/pkgconfig/prof.pc,
+# lib/profrun/prof/core.so (relinked with the installed rpath), share/profrun/{lua,scripts,...}.
+install: all $(LUA_MOD_INST)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib/profrun/prof $(DESTDIR)$(PREFIX)/share/profrun
 	install -m 755 $(PROFRUN) $(DESTDIR)$(PREFIX)/bin/profrun
 	install -m 644 core/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
 	install -m 644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/libprof.a
-	install -m 755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so
+	install -m 755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.$(VERSION)
+	ln -sf libprof.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libprof.so
 	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/prof.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
-	install -m 755 $(LUA_MOD) $(DESTDIR)$(PREFIX)/lib/profrun/prof/core.so
+	install -m 755 $(LUA_MOD_INST) $(DESTDIR)$(PREFIX)/lib/profrun/prof/core.so
 	cp -R lua scripts configs examples $(DESTDIR)$(PREFIX)/share/profrun/
 
 clean:

@@ -37,7 +37,7 @@ int prof_snapshot(prof_State *S) {
     snap->cap = n;
   }
   snap->n = n;
-  memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
+  if (n > 0) memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   memset(snap->mem_peak, 0, sizeof snap->mem_peak);

@@ -1,5 +1,52 @@
--- install_spec.lua — `make install PREFIX=<tmp>`: a working profrun and a C library to link.
+-- install_spec.lua — `make install PREFIX=<tmp>`: a working profrun, Lua module and C library to link.
 local run = require "spec.support.run"
+
+-- The library's version as core/prof.h writes it: the shared library is named after it.
+local function prof_h_version()
+  local h = assert(run.read(run.ROOT .. "/core/prof.h"))
+  return assert(h:match('#define PROF_VERSION "(%d+%.%d+%.%d+)"'))
+end
+
+-- readelf -d's entries of one kind ("NEEDED", "SONAME", "RUNPATH"), the bracketed values in order.
+local function dynamic(file, kind)
+  local r = run.sh("readelf -d " .. run.quote(file))
+  assert.equal(0, r.code, r.stderr)
+  local out = {}
+  for v in r.stdout:gmatch("%(" .. kind .. "%)[^%[]*%[([^%]]*)%]") do out[#out + 1] = v end
+  return out
+end
+
+-- The names of the dynamic symbols file defines (what a process that loads it can bind to).
+local function exports(file)
+  local r = run.sh("nm -D --defined-only " .. run.quote(file))
+  assert.equal(0, r.code, r.stderr)
+  local names = {}
+  for _, l in ipairs(run.lines(r.stdout)) do
+    local name = l:match("%S+$")
+    if name then names[#names + 1] = name end
+  end
+  return names
+end
+
+-- A plain lua5.4 host of the installed package: the Net of HOST below (same counts) through
+-- prof.get_model_profile, then every libprof file mapped into the process.
+local LUA_HOST = [[
+local prof = require "prof"
+local nn = require "prof.nn"
+local Net = nn.Module:extend("Net")
+function Net:init() self.fc = nn.Linear(10, 10) end
+function Net:forward(x) return self.fc(x) end
+local flops, macs, params = prof.get_model_profile { model = Net(), input_shape = {1, 10},
+  print_profile = false, as_string = false }
+local f = assert(io.open("/proc/self/maps"))
+local seen, libs = {}, {}
+for path in f:read("a"):gmatch("(/%S*libprof[^\n]*)") do
+  if not seen[path] then seen[path] = true; libs[#libs + 1] = path end
+end
+f:close()
+print(string.format("macs %d flops %d params %d", macs, flops, params))
+print(table.concat(libs, "\n"))
+]]
 
 -- A C host of the installed library: Net > fc = Linear(10, 10), one linear op at batch 1 with its
 -- bias. Exact conventions (the default): 1*10*10 = 100 MACs, 2*100 + 10 bias adds = 210 flops.
@@ -48,6 +95,7 @@ describe("make install PREFIX=<tmp>", function()
 
   it("installs the binary, the header, both libraries and the pkg-config file", function()
     for _, f in ipairs({ "bin/profrun", "include/prof.h", "lib/libprof.a", "lib/libprof.so",
+      "lib/libprof.so.0", "lib/libprof.so." .. prof_h_version(), "lib/profrun/prof/core.so",
       "lib/pkgconfig/prof.pc", "share/profrun/configs/default.json",
       "share/profrun/examples/lenet5.lua", "share/profrun/lua/prof/init.lua" }) do
       assert.is_true(run.exists(prefix .. "/" .. f), f .. " not installed")
@@ -75,6 +123,61 @@ describe("make install PREFIX=<tmp>", function()
     run.rmdir_all(dir)
     assert.equal(0, r.code, r.stderr)
     assert.equal("macs 100 flops 210 params 110\n", r.stdout)
+  end)
+
+  it("links a C host against the installed shared library, found by its SONAME", function()
+    local dir = run.tmpdir()
+    local f = assert(io.open(dir .. "/host.c", "w"))
+    f:write(HOST)
+    f:close()
+    local r = run.sh("cc -std=c11 -Wall -Werror -I" .. q .. "/include host.c -L" .. q .. "/lib -lprof "
+      .. "-Wl,-rpath," .. q .. "/lib -o host && ./host", dir)
+    local needed = r.code == 0 and dynamic(dir .. "/host", "NEEDED") or {}
+    run.rmdir_all(dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("macs 100 flops 210 params 110\n", r.stdout)
+    assert.truthy(table.concat(needed, " "):find("libprof.so.0", 1, true), table.concat(needed, " "))
+  end)
+
+  it("gives libprof.so the SONAME libprof.so.0 and links named after prof.h's version", function()
+    local v = prof_h_version()
+    assert.same({ "libprof.so.0" }, dynamic(prefix .. "/lib/libprof.so." .. v, "SONAME"))
+    assert.same({ "libprof.so.0" }, dynamic(run.ROOT .. "/build/lib/libprof.so", "SONAME"))
+    local r = run.sh("readlink " .. q .. "/lib/libprof.so " .. q .. "/lib/libprof.so.0")
+    assert.equal("libprof.so.0\nlibprof.so." .. v .. "\n", r.stdout)
+  end)
+
+  -- One copy of the core: prof.core binds to libprof.so.0 and defines no prof_* of its own, so a
+  -- host that links libprof.so and loads prof.core shares one core with it.
+  -- Each layout's rpath leads from prof/core.so to the libprof.so.0 beside it: build/lib, PREFIX/lib.
+  local layouts = {
+    { "the build tree's", function() return run.ROOT .. "/build/lua/prof/core.so" end, "$ORIGIN/../../lib" },
+    { "the installed", function() return prefix .. "/lib/profrun/prof/core.so" end, "$ORIGIN/../.." },
+  }
+  for _, layout in ipairs(layouts) do
+    local label, file_of, runpath = layout[1], layout[2], layout[3]
+    it(label .. " prof.core exports luaopen_* only and needs libprof.so.0", function()
+      local file = file_of()
+      assert.same({ "luaopen_prof_core" }, exports(file))
+      local needed = table.concat(dynamic(file, "NEEDED"), " ")
+      assert.truthy(needed:find("libprof.so.0", 1, true), needed)
+      assert.same({ runpath }, dynamic(file, "RUNPATH"))
+    end)
+  end
+
+  it("loads the installed prof.core from lua5.4 with the installed libprof, once", function()
+    local dir = run.tmpdir()
+    local f = assert(io.open(dir .. "/host.lua", "w"))
+    f:write(LUA_HOST)
+    f:close()
+    local share = prefix .. "/share/profrun/lua"
+    local paths = string.format("package.path = %q; package.cpath = %q",
+      share .. "/?.lua;" .. share .. "/?/init.lua", prefix .. "/lib/profrun/?.so")
+    local r = run.sh("lua5.4 -e " .. run.quote(paths) .. " host.lua", dir)
+    local lib = run.sh("readlink -f " .. q .. "/lib/libprof.so").stdout
+    run.rmdir_all(dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("macs 100 flops 210 params 110\n" .. lib, r.stdout)
   end)
 
   it("installs a prof.pc that points at PREFIX", function()

@@ -1,10 +1,10 @@
 -- containers.lua — nn.Sequential, nn.ModuleList and nn.ModuleDict, indexed from 1, printed from 0.
 local module = require "prof.nn.module"
 
-local Module, is_module = module.Module, module.is_module
+local Module, is_module, slots_of = module.Module, module.is_module, module.slots
 
--- Children sit in the instance under their key (an integer slot k prints as "(k-1)", as the
--- lead's Module names it) and in _modules, the registration order.
+-- Children sit in the module's slots under their key (an integer slot k prints as "(k-1)", as
+-- Module names it) and in _modules, the registration order.
 local function order_of(self)
   return rawget(self, "_modules")
 end
@@ -14,11 +14,11 @@ local function nth(self, k)
   if k < 0 then k = #order + k + 1 end
   local key = order[k]
   if key == nil then return nil end
-  return rawget(self, key)
+  return rawget(slots_of(self), key)
 end
 
--- Integer keys that are not raw slots (negative ones, or positions of named children) resolve
--- to the k-th child, as PyTorch's seq[-1] and seq[0] of an OrderedDict-built Sequential do.
+-- Integer keys that are not slots (negative ones, or positions of named children) resolve to
+-- the k-th child, as PyTorch's seq[-1] and seq[0] of an OrderedDict-built Sequential do.
 -- Out of range gives nil, so ipairs(seq) stops after the last child.
 local function indexer(cls)
   return function(self, k)
@@ -42,7 +42,7 @@ local function add(self, key, m, what)
       error(string.format("%s: module name can't be empty or contain \".\", got: '%s'", who, key),
             4)
     end
-    local cur = rawget(self, key)
+    local cur = rawget(slots_of(self), key) or rawget(self, key)
     if (cur ~= nil and not is_module(cur)) or (cur == nil and getmetatable(self)[key] ~= nil) then
       error(string.format("%s: attribute '%s' already exists", who, key), 4)
     end
@@ -74,9 +74,10 @@ local function insert(self, pos, m)
           2)
   end
   if pos < 0 then pos = n + pos + 1 end
+  local slots = slots_of(self)
   for j = n, pos, -1 do
-    local child = rawget(self, j)
-    rawset(self, j + 1, child)
+    local child = rawget(slots, j)
+    rawset(slots, j + 1, child)
     if rawget(child, "_parent") == self then rawset(child, "_name", tostring(j)) end
   end
   order[n + 1] = n + 1
@@ -84,7 +85,7 @@ local function insert(self, pos, m)
     rawset(m, "_parent", self)
     rawset(m, "_name", tostring(pos - 1))
   end
-  rawset(self, pos, m)
+  rawset(slots, pos, m)
   return self
 end
 
@@ -136,7 +137,8 @@ function Sequential:init(...)
 end
 
 function Sequential:forward(x)
-  for _, key in ipairs(order_of(self)) do x = rawget(self, key)(x) end
+  local slots = slots_of(self)
+  for _, key in ipairs(order_of(self)) do x = rawget(slots, key)(x) end
   return x
 end
 
@@ -223,7 +225,7 @@ function ModuleDict:values()
 end
 
 function ModuleDict:contains(name)
-  return is_module(rawget(self, name))
+  return is_module(rawget(slots_of(self), name))
 end
 
 return { Sequential = Sequential, ModuleList = ModuleList, ModuleDict = ModuleDict }

@@ -26,20 +26,85 @@ local function is_parameter(v)
   return core.is_tensor(v) and v.is_parameter
 end
 
--- Attribute assignment registers children and parameters in order, as torch.nn.Module does.
-function Module.__newindex(self, key, value)
-  if is_module(value) then
-    local order = rawget(self, "_modules")
-    if rawget(self, key) == nil then order[#order + 1] = key end
-    if rawget(value, "_parent") == nil then
-      rawset(value, "_parent", self)
-      rawset(value, "_name", type(key) == "number" and tostring(key - 1) or key)
+-- An instance keeps its children and parameters out of its own table, in _slots (key -> value),
+-- with their keys in order in _modules and _params, as torch.nn.Module keeps _modules and
+-- _parameters: so every assignment of such a key reaches __newindex (Lua calls it only for keys
+-- the table lacks), and assignment, replacement and removal take the one path below. Other
+-- attributes and buffers stay plain fields. Reads cost no Lua call: the instance's metatable
+-- indexes _slots, whose misses go to the class (see Module:new).
+function M.slots(m)
+  return rawget(m, "_slots")
+end
+
+-- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch.
+local function key_name(key)
+  return type(key) == "number" and tostring(key - 1) or key
+end
+
+local function remove_key(order, key)
+  for i, k in ipairs(order) do
+    if k == key then
+      table.remove(order, i)
+      return
     end
-  elseif is_parameter(value) then
-    local order = rawget(self, "_params")
-    if rawget(self, key) == nil then order[#order + 1] = key end
   end
-  rawset(self, key, value)
+end
+
+-- A child keeps the parent and name it was first assigned under (a shared module's first path,
+-- as named_modules lists it); leaving that place frees it for the next one.
+local function adopt(child, parent, key)
+  if rawget(child, "_parent") == nil then
+    rawset(child, "_parent", parent)
+    rawset(child, "_name", key_name(key))
+  end
+end
+
+local function release(child, parent, key)
+  if rawget(child, "_parent") == parent and rawget(child, "_name") == key_name(key) then
+    rawset(child, "_parent", nil)
+    rawset(child, "_name", nil)
+  end
+end
+
+-- Replacing keeps the key's place in its order; a key new to that order (or re-added after a
+-- removal) goes last, as in PyTorch's OrderedDict after `del` and a new assignment.
+local function set_slot(self, key, value)
+  local slots = rawget(self, "_slots")
+  local old = rawget(slots, key)
+  local old_is_module = is_module(old)
+  if old ~= nil and old ~= value then
+    if old_is_module then release(old, self, key) end
+    if old_is_module ~= is_module(value) or value == nil then
+      remove_key(rawget(self, old_is_module and "_modules" or "_params"), key)
+      old = nil
+    end
+  end
+  if value ~= nil then
+    local child = is_module(value)
+    if old == nil then
+      local order = rawget(self, child and "_modules" or "_params")
+      order[#order + 1] = key
+    end
+    if child then adopt(value, self, key) end
+  end
+  rawset(slots, key, value)
+end
+
+-- Attribute assignment: modules and parameters go to their slots, nil removes one, and anything
+-- else under a child's or parameter's name is refused (torch's TypeError); other values are
+-- plain fields.
+function Module.__newindex(self, key, value)
+  local old = rawget(rawget(self, "_slots"), key)
+  if is_module(value) or is_parameter(value) or (old ~= nil and value == nil) then
+    set_slot(self, key, value)
+  elseif old ~= nil then
+    local what = is_module(old) and "child module" or "parameter"
+    error(string.format("cannot assign '%s' as %s '%s' (%s or nil expected)",
+                        core.is_tensor(value) and "Tensor" or type(value), what, key_name(key),
+                        is_module(old) and "nn.Module" or "nn.Parameter"), 2)
+  else
+    rawset(self, key, value)
+  end
 end
 
 local function leave(id, ...)
@@ -108,10 +173,43 @@ function Module:extend(name)
                              __tostring = function() return "class " .. name end })
 end
 
+-- The metatable of a class's slot tables: a key that is no slot is looked up as the class's
+-- __index says (the class, or a container's indexer, which is given the instance: a slot table
+-- holds it under OWNER).
+local slot_meta = setmetatable({}, { __mode = "k" })
+local OWNER = {}
+
+local function slot_meta_of(cls)
+  local smt = slot_meta[cls]
+  if smt == nil then
+    local fallback = cls.__index
+    if type(fallback) == "function" then
+      smt = { __index = function(slots, k) return fallback(rawget(slots, OWNER), k) end }
+    else
+      smt = { __index = fallback }
+    end
+    slot_meta[cls] = smt
+  end
+  return smt
+end
+
+-- An instance's own metatable: the class's metamethods, __index to its slots, and the class
+-- behind it (getmetatable(m).key still finds class members).
+local function instance_meta(cls, slots)
+  local mt = setmetatable({}, { __index = cls })
+  for k, v in pairs(cls) do
+    if type(k) == "string" and k:sub(1, 2) == "__" then mt[k] = v end
+  end
+  mt.__index = slots
+  return mt
+end
+
 -- Instances: cls(...) calls init(...) on a fresh object.
 function Module:new(...)
-  local obj = { _modules = {}, _params = {}, _buffers = {}, training = true }
-  setmetatable(obj, self)
+  local slots = setmetatable({}, slot_meta_of(self))
+  local obj = { _modules = {}, _params = {}, _slots = slots, _buffers = {}, training = true }
+  slots[OWNER] = obj
+  setmetatable(obj, instance_meta(self, slots))
   obj:init(...)
   return obj
 end
@@ -137,19 +235,19 @@ function Module:register_buffer(name, tensor)
   rawset(self, name, tensor)
 end
 
+-- Registers tensor as parameter name (nil removes it), also over a plain field of that name.
 function Module:register_parameter(name, tensor)
   if tensor ~= nil then tensor:set_flags { parameter = true, requires_grad = true } end
-  self[name] = tensor
+  rawset(self, name, nil)
+  set_slot(self, name, tensor)
 end
 
 -- Children in registration order as {name, module} pairs (names of list slots are "0", "1", ...).
 function Module:named_children()
   local out = {}
+  local slots = rawget(self, "_slots")
   for _, key in ipairs(rawget(self, "_modules")) do
-    local child = rawget(self, key)
-    if is_module(child) then
-      out[#out + 1] = { type(key) == "number" and tostring(key - 1) or key, child }
-    end
+    out[#out + 1] = { key_name(key), rawget(slots, key) }
   end
   return out
 end
@@ -186,9 +284,10 @@ function Module:named_parameters()
   local out, seen = {}, {}
   for _, pair in ipairs(self:named_modules()) do
     local path, m = pair[1], pair[2]
+    local slots = rawget(m, "_slots")
     for _, key in ipairs(rawget(m, "_params")) do
-      local p = rawget(m, key)
-      if p ~= nil and not seen[p] then
+      local p = rawget(slots, key)
+      if not seen[p] then
         seen[p] = true
         out[#out + 1] = { path == "" and key or path .. "." .. key, p }
       end
