@@ -3,11 +3,7 @@ local T = require "prof.tensor"
 local nn = require "prof.nn"
 local S = require "spec.nn_support"
 
-local function names_of(m)
-  local out = {}
-  for i, pair in ipairs(m:named_children()) do out[i] = pair[1] end
-  return out
-end
+local names_of = S.child_names
 
 describe("nn.Sequential", function()
   it("is built from arguments, a list, or {name, module} pairs", function()

@@ -5,11 +5,7 @@ local prof = require "prof"
 local errors = require "prof.errors"
 local S = require "spec.nn_support"
 
-local function names_of(m)
-  local out = {}
-  for i, pair in ipairs(m:named_children()) do out[i] = pair[1] end
-  return out
-end
+local names_of = S.child_names
 
 -- Net > stem = Linear(4, 4), block = Block > (fc = Linear(4, 4), act = ReLU), head = Linear(4, 2)
 local Block = nn.Module:extend("Block")

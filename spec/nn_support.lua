@@ -78,4 +78,11 @@ function S.count(model, fn, conventions)
   return totals
 end
 
+-- The names of m's direct children, in order (torch's `[n for n, _ in m.named_children()]`).
+function S.child_names(m)
+  local out = {}
+  for i, pair in ipairs(m:named_children()) do out[i] = pair[1] end
+  return out
+end
+
 return S

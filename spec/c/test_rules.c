@@ -56,15 +56,22 @@ static void run(prof_State *S, prof_ModuleId root, prof_ModuleId attn, prof_Modu
   prof_stop(S);
 }
 
+/* A session under the given conventions holding root -> attn (FusedAttention) -> proj (Linear). */
+static prof_State *attention_net(int deepspeed, prof_ModuleId *root, prof_ModuleId *attn,
+                                 prof_ModuleId *inner) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_set_conventions(S, deepspeed ? PROF_CONV_DEEPSPEED : PROF_CONV_EXACT);
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, root);
+  prof_module_add(S, *root, "attn", "FusedAttention", 0, attn);
+  prof_module_add(S, *attn, "proj", "Linear", 0, inner);
+  return S;
+}
+
 static void test_rule_replaces_inner_ops(void) {
   for (int conv = 0; conv < 2; conv++) {
-    prof_State *S = prof_new(NULL, NULL);
-    prof_set_conventions(S, conv ? PROF_CONV_DEEPSPEED : PROF_CONV_EXACT);
     int calls = 0;
     prof_ModuleId root, attn, inner;
-    prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
-    prof_module_add(S, root, "attn", "FusedAttention", 0, &attn);
-    prof_module_add(S, attn, "proj", "Linear", 0, &inner);
+    prof_State *S = attention_net(conv, &root, &attn, &inner);
     /* registered after the module was added: the existing node is flagged too */
     T_EQ_INT(prof_rule_register(S, "FusedAttention", fused_rule, &calls), PROF_OK);
     run(S, root, attn, inner);
@@ -177,13 +184,9 @@ static void test_rule_sees_operands_and_conventions(void) {
 /* Ignored wins over ruled: the rule never runs, under either convention. */
 static void test_ignored_ruled_module_follows_ignore_semantics(void) {
   for (int conv = 0; conv < 2; conv++) {
-    prof_State *S = prof_new(NULL, NULL);
-    prof_set_conventions(S, conv ? PROF_CONV_DEEPSPEED : PROF_CONV_EXACT);
     int calls = 0;
     prof_ModuleId root, attn, inner;
-    prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
-    prof_module_add(S, root, "attn", "FusedAttention", 0, &attn);
-    prof_module_add(S, attn, "proj", "Linear", 0, &inner);
+    prof_State *S = attention_net(conv, &root, &attn, &inner);
     prof_rule_register(S, "FusedAttention", fused_rule, &calls);
     prof_module_set_flags(S, attn, PROF_MODULE_IGNORED);
     run(S, root, attn, inner);
