@@ -472,7 +472,12 @@ PROF_API void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *ou
 
 typedef enum prof_EventKind {
   PROF_EVENT_MODULE = 0,       /* one counted module call: its inclusive counts */
-  PROF_EVENT_OP = 1            /* one op (prof_op_begin .. prof_op_end, or prof_op_record) */
+  PROF_EVENT_OP = 1,           /* one op (prof_op_begin .. prof_op_end, or prof_op_record) */
+  PROF_EVENT_RANGE = 2,        /* a user range, prof_range_push .. prof_range_pop */
+  PROF_EVENT_INSTANT = 3,      /* prof_instant: a point in time (t_end_ns == t_begin_ns) */
+  PROF_EVENT_COUNTER = 4,      /* prof_counter: value is the counter's value at t_begin_ns */
+  PROF_EVENT_MEMORY = 5        /* an allocation (value > 0) or free (value < 0) of device memory;
+                                  total: the session's live bytes on that device after it */
 } prof_EventKind;
 
 /* One buffered event; size as in prof_ModuleInfo. Times are on prof_now_ns's clock. */
@@ -488,6 +493,7 @@ typedef struct prof_Event {
   uint64_t correlation;
   int64_t t_begin_ns, t_end_ns;
   int64_t macs, flops, bytes_read, bytes_written, bytes_allocated, bytes_freed;
+  int64_t value, total;        /* counters and memory events */
 } prof_Event;
 
 /* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */
@@ -497,8 +503,57 @@ PROF_API int64_t prof_events_dropped(const prof_State *S);
 /* Fills *ev with event i (threads in creation order, each in record order). [may fail: PROF_ERRARG] */
 PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
 
-/* The peak of bytes live on device (PROF_DEVICE_*) on any one thread since prof_start. */
+/*
+** The peak of bytes live on device (PROF_DEVICE_*) since prof_start, over every thread (an
+** allocation on one thread and its free on another balance).
+*/
 PROF_API int64_t prof_memory_peak(const prof_State *S, int32_t device);
+
+/*
+** With on, every prof_mem_alloc/free while the session is active is also buffered as a
+** PROF_EVENT_MEMORY event (attributed to the open op and module); off (the default) keeps only the
+** totals and the open op's bytes. [may fail: PROF_ERRSTATE while active]
+*/
+PROF_API int prof_set_memory_events(prof_State *S, int on);
+
+/* {====================== ranges, instants, counters ======================} */
+
+/*
+** A copy of name owned by the session, the same pointer for equal strings, valid until
+** prof_close: the names ranges, instants and counters take must outlive the session, and a
+** literal or an interned string does. Cold path (a lock). NULL when out of memory.
+*/
+PROF_API const char *prof_intern(prof_State *S, const char *name);
+
+/*
+** A user range on the calling thread (torch's record_function, NVTX's push/pop): pop closes the
+** innermost open range and buffers it as one PROF_EVENT_RANGE. Ranges nest up to PROF_RANGE_MAX
+** deep; a deeper push or a pop with none open sets a sticky error (prof_check). While the session
+** is idle both do nothing. Hot path: no allocation, no lock.
+*/
+#define PROF_RANGE_MAX 64
+PROF_API void prof_range_push(prof_State *S, const char *name);
+PROF_API void prof_range_pop(prof_State *S);
+
+/* A point in time, and a named value at a point in time, on the calling thread. Hot path. */
+PROF_API void prof_instant(prof_State *S, const char *name);
+PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
+
+/*
+** Annotation macros: compiled to nothing when PROF_DISABLE is defined, so a host can leave its
+** marks in place and build them out.
+*/
+#ifdef PROF_DISABLE
+#define PROF_RANGE_PUSH(S, name) ((void)0)
+#define PROF_RANGE_POP(S) ((void)0)
+#define PROF_INSTANT(S, name) ((void)0)
+#define PROF_COUNTER(S, name, value) ((void)0)
+#else
+#define PROF_RANGE_PUSH(S, name) prof_range_push((S), (name))
+#define PROF_RANGE_POP(S) prof_range_pop(S)
+#define PROF_INSTANT(S, name) prof_instant((S), (name))
+#define PROF_COUNTER(S, name, value) prof_counter((S), (name), (value))
+#endif
 
 /* {====================== JSON profile ======================} */
 

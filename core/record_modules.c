@@ -3,28 +3,34 @@
 
 #include "recorder.h"
 
-/* Appends a module or op event when the recorder buffers them; a full buffer counts a drop. */
-void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now) {
+profR_Event *profR_push(profR_Recorder *R, int kind, const char *name) {
   if (R->n_events >= R->cap_events) {
     if (R->cap_events > 0) R->dropped++;
-    return;
+    return NULL;
   }
-  const profT_Acc *tot = &R->totals[f->phase];
   profR_Event *e = &R->events[R->n_events++];
-  e->kind = PROF_EVENT_MODULE;
-  e->phase = f->phase;
+  memset(e, 0, sizeof *e);
+  e->kind = (uint8_t)kind;
+  e->phase = (uint8_t)R->phase;
   e->op_kind = -1;
+  e->module = profR_attr_node(R);
+  e->name = name;
+  return e;
+}
+
+/* A counted module call's event: its inclusive counts. */
+void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now) {
+  profR_Event *e = profR_push(R, PROF_EVENT_MODULE, profT_node(R->S, f->node)->type);
+  if (e == NULL) return;
+  const profT_Acc *tot = &R->totals[f->phase];
+  e->phase = f->phase;
   e->module = f->node;
-  e->device = 0;
-  e->name = profT_node(R->S, f->node)->type;
-  e->correlation = 0;
   e->t_begin = f->t0;
   e->t_end = now;
   e->macs = tot->macs - f->start.macs;
   e->flops = tot->flops - f->start.flops;
   e->bytes_read = tot->bytes_read - f->start.bytes_read;
   e->bytes_written = tot->bytes_written - f->start.bytes_written;
-  e->bytes_allocated = e->bytes_freed = 0;
 }
 
 void prof_module_enter(prof_State *S, prof_ModuleId id) {

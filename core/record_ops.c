@@ -7,22 +7,12 @@ int prof_op_count(prof_State *S, prof_Op *op) {
   return profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
 }
 
-static int32_t attr_node(const profR_Recorder *R) {
-  return R->sp > 0 ? R->stack[R->sp - 1].attr_node : -1;
-}
-
 static void push_op(profR_Recorder *R, const prof_Op *op) {
-  if (R->n_events >= R->cap_events) {
-    R->dropped++;
-    return;
-  }
-  profR_Event *e = &R->events[R->n_events++];
-  e->kind = PROF_EVENT_OP;
-  e->phase = (uint8_t)R->phase;
+  profR_Event *e = profR_push(R, PROF_EVENT_OP,
+                              op->name != NULL ? op->name : prof_op_kind_name(op->kind));
+  if (e == NULL) return;
   e->op_kind = (int16_t)op->kind;
-  e->module = attr_node(R);
   e->device = op->device;
-  e->name = op->name != NULL ? op->name : prof_op_kind_name(op->kind);
   e->correlation = op->correlation;
   e->t_begin = op->t_begin_ns;
   e->t_end = op->t_end_ns;
@@ -42,7 +32,7 @@ int prof_op_record(prof_State *S, prof_Op *op) {
   }
   profR_Recorder *R = profR_get(S);
   if (R == NULL || R->suppress > 0) return PROF_OK;
-  profR_add(R, attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
+  profR_add(R, profR_attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
   if (R->cap_events > 0) {
     op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
     op->t_begin_ns = op->t_end_ns = profI_now_ns();
@@ -77,7 +67,7 @@ void prof_op_end(prof_State *S, prof_Op *op) {
   if (R == NULL) return;
   if (R->op_depth > 0) R->op_depth--;
   if (R->suppress > 0) return;
-  profR_add(R, attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
+  profR_add(R, profR_attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
   if (R->cap_events > 0) {
     op->t_end_ns = profI_now_ns();
     push_op(R, op);
@@ -91,16 +81,38 @@ static prof_Op *open_op(profR_Recorder *R) {
   return k > 0 ? R->open_ops[k - 1] : NULL;
 }
 
+/* Live bytes are the session's (a block may be freed on another thread than made it): one
+   relaxed atomic add, and a compare-exchange only when the peak moves. */
+static int64_t add_live(prof_State *S, int d, int64_t delta) {
+  int64_t live = atomic_fetch_add_explicit(&S->mem_live[d], delta, memory_order_relaxed) + delta;
+  int64_t peak = atomic_load_explicit(&S->mem_peak[d], memory_order_relaxed);
+  while (live > peak &&
+         !atomic_compare_exchange_weak_explicit(&S->mem_peak[d], &peak, live, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
+  return live;
+}
+
+static void memory_event(profR_Recorder *R, int32_t device, int64_t delta, int64_t live) {
+  profR_Event *e = profR_push(R, PROF_EVENT_MEMORY, "[memory]");
+  if (e == NULL) return;
+  const prof_Op *op = open_op(R);
+  e->device = device;
+  e->correlation = op != NULL ? op->correlation : 0;
+  e->t_begin = e->t_end = profI_now_ns();
+  e->value = delta;
+  e->total = live;
+}
+
 void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
   (void)ptr;
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
-  int d = device_slot(device);
-  R->mem_live[d] += bytes;
-  if (R->mem_live[d] > R->mem_peak[d]) R->mem_peak[d] = R->mem_live[d];
+  int64_t live = add_live(S, device_slot(device), bytes);
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_allocated += bytes;
+  if (S->memory_events) memory_event(R, device, bytes, live);
 }
 
 void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
@@ -108,7 +120,8 @@ void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
-  R->mem_live[device_slot(device)] -= bytes;
+  int64_t live = add_live(S, device_slot(device), -bytes);
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_freed += bytes;
+  if (S->memory_events) memory_event(R, device, -bytes, live);
 }

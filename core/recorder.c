@@ -93,8 +93,7 @@ void profR_zero(profR_Recorder *R) {
   memset(R->slots, 0, sizeof *R->slots * (size_t)R->cap_slots);
   memset(R->totals, 0, sizeof R->totals);
   memset(R->unattributed, 0, sizeof R->unattributed);
-  memset(R->mem_live, 0, sizeof R->mem_live);
-  memset(R->mem_peak, 0, sizeof R->mem_peak);
+  R->n_ranges = 0;
   R->sp = 0;
   R->suppress = 0;
   R->op_depth = 0;

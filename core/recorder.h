@@ -18,6 +18,9 @@ PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need) __attribute_
 PROF_INTERNAL int profR_resize_events(prof_State *S);
 
 /* record_modules.c: events */
+/* A new event of kind on R's buffer (phase, module and times zeroed but for the innermost module)
+   or NULL, counting a drop, when the buffer is full or there is none. */
+PROF_INTERNAL profR_Event *profR_push(profR_Recorder *R, int kind, const char *name);
 PROF_INTERNAL void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now);
 
 /* tree.c: the child of parent called name (a root when parent is PROF_NO_MODULE), added if new */
@@ -45,6 +48,11 @@ static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
 
 static inline int profR_active(const prof_State *S) {
   return atomic_load_explicit(&((prof_State *)S)->active, memory_order_relaxed);
+}
+
+/* Where ops run now: the innermost open frame's attribution node, or -1. */
+static inline int32_t profR_attr_node(const profR_Recorder *R) {
+  return R->sp > 0 ? R->stack[R->sp - 1].attr_node : -1;
 }
 
 /* Adds to R's totals (every open frame sees them at exit) and to node k's own counts. Inline:

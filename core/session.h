@@ -64,7 +64,15 @@ typedef struct profR_Event {
   int64_t t_begin, t_end;
   int64_t macs, flops, bytes_read, bytes_written;
   int64_t bytes_allocated, bytes_freed;
+  int64_t value, total;
 } profR_Event;
+
+/* An open user range. */
+typedef struct profR_Range {
+  const char *name;
+  int64_t t0;
+  int32_t module;              /* the innermost module when it opened */
+} profR_Range;
 
 /* The calling thread's recording state: no other thread touches it while recording runs. */
 typedef struct profR_Recorder {
@@ -86,7 +94,9 @@ typedef struct profR_Recorder {
   /* running totals */
   profT_Acc totals[PROF_PHASE_COUNT];        /* every counted op */
   profT_Acc unattributed[PROF_PHASE_COUNT];  /* counted ops outside every module */
-  int64_t mem_live[2], mem_peak[2];          /* PROF_DEVICE_CPU, PROF_DEVICE_CUDA */
+  /* user ranges */
+  profR_Range ranges[PROF_RANGE_MAX];
+  int32_t n_ranges;
   /* per module: grown to the session's module count when first needed */
   profR_Slot *slots;
   int32_t cap_slots;
@@ -128,6 +138,12 @@ struct prof_State {
   prof_Conventions conv;
   atomic_int active;
   int64_t event_capacity;      /* events per recorder; 0: only running totals */
+  int memory_events;           /* buffer every allocation and free */
+  /* live and peak bytes per device (PROF_DEVICE_CPU, PROF_DEVICE_CUDA): atomics, not locks */
+  atomic_llong mem_live[2], mem_peak[2];
+  /* interned names: an open-addressing set of owned strings */
+  char **names;
+  int32_t n_names, cap_names;
   /* module tree */
   profT_Node *chunks[PROF_NODE_CHUNKS];
   atomic_int n_nodes;
@@ -163,6 +179,9 @@ PROF_INTERNAL const profT_Rule *profU_find(const prof_State *S, const char *type
 PROF_INTERNAL void profU_free(prof_State *S);
 /* Runs frame f's rule (module f->node, innermost open) with the call's operands. */
 PROF_INTERNAL int profU_apply(profR_Recorder *R, profT_Frame *f, const prof_RuleCall *call);
+
+/* names.c */
+PROF_INTERNAL void profN_free(prof_State *S);
 
 /* snapshot.c */
 PROF_INTERNAL void profS_free(prof_State *S);

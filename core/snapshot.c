@@ -40,7 +40,7 @@ int prof_snapshot(prof_State *S) {
   if (n > 0) memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
-  memset(snap->mem_peak, 0, sizeof snap->mem_peak);
+  for (int d = 0; d < 2; d++) snap->mem_peak[d] = atomic_load(&S->mem_peak[d]);
   snap->n_events = snap->dropped = 0;
   pthread_mutex_lock(&S->lock);
   for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
@@ -54,8 +54,6 @@ int prof_snapshot(prof_State *S) {
       acc_add(&snap->totals[p], &R->totals[p]);
       acc_add(&snap->unattributed[p], &R->unattributed[p]);
     }
-    for (int d = 0; d < 2; d++)
-      if (R->mem_peak[d] > snap->mem_peak[d]) snap->mem_peak[d] = R->mem_peak[d];
     snap->n_events += R->n_events;
     snap->dropped += R->dropped;
   }
@@ -166,7 +164,7 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
       .device = e->device, .correlation = e->correlation, .t_begin_ns = e->t_begin,
       .t_end_ns = e->t_end, .macs = e->macs, .flops = e->flops, .bytes_read = e->bytes_read,
       .bytes_written = e->bytes_written, .bytes_allocated = e->bytes_allocated,
-      .bytes_freed = e->bytes_freed};
+      .bytes_freed = e->bytes_freed, .value = e->value, .total = e->total};
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
   memcpy(out, &ev, size);
   out->size = size;

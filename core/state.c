@@ -28,6 +28,10 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->first_root = S->last_root = -1;
   atomic_init(&S->active, 0);
   atomic_init(&S->n_nodes, 0);
+  for (int d = 0; d < 2; d++) {
+    atomic_init(&S->mem_live[d], 0);
+    atomic_init(&S->mem_peak[d], 0);
+  }
   if (pthread_mutex_init(&S->lock, NULL) != 0) {
     f(ud, S, sizeof *S, 0);
     return NULL;
@@ -45,6 +49,7 @@ void prof_close(prof_State *S) {
   profS_free(S);
   profT_free_nodes(S);
   profU_free(S);
+  profN_free(S);
   pthread_mutex_destroy(&S->lock);
   S->alloc(S->ud, S, sizeof *S, 0);
 }
@@ -79,6 +84,13 @@ int prof_set_event_capacity(prof_State *S, int64_t capacity) {
   return PROF_OK;
 }
 
+int prof_set_memory_events(prof_State *S, int on) {
+  if (profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_set_memory_events: the session is active");
+  S->memory_events = on != 0;
+  return PROF_OK;
+}
+
 int prof_start(prof_State *S) {
   if (profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_start: the session is already active");
@@ -102,6 +114,11 @@ void prof_reset(prof_State *S) {
   pthread_mutex_lock(&S->lock);
   for (profR_Recorder *R = S->recorders; R != NULL; R = R->next) profR_zero(R);
   pthread_mutex_unlock(&S->lock);
+  /* live bytes count from the start: a block made before it and freed after counts negative */
+  for (int d = 0; d < 2; d++) {
+    atomic_store(&S->mem_live[d], 0);
+    atomic_store(&S->mem_peak[d], 0);
+  }
   profS_free(S);
 }
 

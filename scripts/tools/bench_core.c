@@ -1,4 +1,4 @@
-/* bench_core.c — the core's hot-path cost from C: ns per module enter+exit, per op record, per buffered op event. */
+/* bench_core.c — the core's hot-path cost from C: module enter+exit, op records, buffered op and range events. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,11 +91,32 @@ int main(void) {
     prof_stop(S);
     bad |= prof_event_count(S) != NE + 1 || prof_events_dropped(S) != 0;
   }
+  /* A user range push + pop with its event kept, and one raw read of the clock beside it: a pair
+     reads the clock twice. */
+  double ranges[RUNS], clock_read[RUNS];
+  for (int r = 0; r < RUNS; r++) {
+    volatile int64_t sink = 0;
+    prof_start(S);
+    int64_t t0 = prof_now_ns();
+    for (int i = 0; i < NE; i++) {
+      sink += i;
+      prof_range_push(S, "model_forward");
+      prof_range_pop(S);
+    }
+    ranges[r] = ((double)(prof_now_ns() - t0) - clean[r] / 4) / NE;
+    prof_stop(S);
+    bad |= prof_event_count(S) != NE || prof_check(S) != PROF_OK;
+    t0 = prof_now_ns();
+    for (int i = 0; i < NE; i++) sink += prof_now_ns();
+    clock_read[r] = ((double)(prof_now_ns() - t0) - clean[r] / 4) / NE;
+  }
   printf("C   module enter+exit        %7.1f ns per call   (median of %d runs of %d)\n",
          median(enter_exit, RUNS), RUNS, N);
   printf("C   op record (linear)       %7.1f ns per op\n", median(rec_linear, RUNS));
   printf("C   op record (custom)       %7.1f ns per op\n", median(rec_custom, RUNS));
   printf("C   op begin+end, event kept %7.1f ns per op\n", median(bracketed, RUNS));
+  printf("C   range push+pop, kept     %7.1f ns per pair (one clock read: %.1f ns)\n",
+         median(ranges, RUNS), median(clock_read, RUNS));
   printf("C   clean loop               %7.2f ns per iteration (subtracted)\n", median(clean, RUNS) / N);
   prof_close(S);
   return bad;

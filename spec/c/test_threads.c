@@ -97,9 +97,11 @@ static void test_merged_totals_are_exact(void) {
   /* each thread kept its first 1024 of 4 M events and counted the rest as dropped */
   T_EQ_INT(prof_event_count(S), THREADS * 1024);
   T_EQ_INT(prof_events_dropped(S), THREADS * (4 * n - 1024));
-  /* live bytes peak at 64 on a thread (48 stay live after each iteration's free, then grow:
-     the peak is the last iteration's 48 * (n - 1) + 64) */
-  T_EQ_INT(prof_memory_peak(S, PROF_DEVICE_CPU), 48 * (n - 1) + 64);
+  /* live bytes are the session's: each iteration leaves 48 of its 64 live, so 8 * 48 * n remain;
+     the peak came just before a last free (+16) and at most all 8 threads were there (+8 * 16) */
+  int64_t peak = prof_memory_peak(S, PROF_DEVICE_CPU);
+  T_CHECK(peak >= THREADS * 48 * n + 16);
+  T_CHECK(peak <= THREADS * 48 * n + THREADS * 16);
   prof_close(S);
 }
 

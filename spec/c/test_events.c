@@ -1,0 +1,129 @@
+/* test_events.c — buffered events on one thread: ranges, instants, counters, memory, interned names. */
+#include "prof.h"
+#include "t.h"
+
+static prof_Event event(prof_State *S, int64_t i) {
+  prof_Event e = {.size = sizeof e};
+  prof_event_at(S, i, &e);
+  return e;
+}
+
+static void test_ranges_nest_and_close_innermost_first(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId net;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &net);
+  prof_set_event_capacity(S, 16);
+  prof_range_push(S, "ignored while idle");
+  prof_start(S);
+  prof_module_enter(S, net);
+  PROF_RANGE_PUSH(S, "outer");
+  prof_range_push(S, "inner");
+  PROF_INSTANT(S, "mark");
+  prof_range_pop(S);
+  PROF_COUNTER(S, "tokens", 128);
+  PROF_RANGE_POP(S);
+  prof_module_exit(S, net);
+  prof_stop(S);
+  T_EQ_INT(prof_check(S), PROF_OK);
+  /* buffered in the order they closed: mark, inner, tokens, outer, then the module call */
+  T_EQ_INT(prof_event_count(S), 5);
+  const char *names[5] = {"mark", "inner", "tokens", "outer", "Net"};
+  const int kinds[5] = {PROF_EVENT_INSTANT, PROF_EVENT_RANGE, PROF_EVENT_COUNTER, PROF_EVENT_RANGE,
+                        PROF_EVENT_MODULE};
+  for (int i = 0; i < 5; i++) {
+    prof_Event e = event(S, i);
+    T_EQ_STR(e.name, names[i]);
+    T_EQ_INT(e.kind, kinds[i]);
+    T_EQ_INT(e.module, net);
+  }
+  prof_Event mark = event(S, 0), inner = event(S, 1), tokens = event(S, 2), outer = event(S, 3);
+  T_EQ_INT(mark.t_end_ns, mark.t_begin_ns);
+  T_CHECK(outer.t_begin_ns <= inner.t_begin_ns && inner.t_begin_ns <= mark.t_begin_ns);
+  T_CHECK(mark.t_begin_ns <= inner.t_end_ns && inner.t_end_ns <= outer.t_end_ns);
+  T_EQ_INT(tokens.value, 128);
+  prof_close(S);
+}
+
+static void test_range_errors_are_sticky(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_start(S);
+  prof_range_pop(S);
+  T_EQ_INT(prof_check(S), PROF_ERRSTATE);
+  T_CONTAINS(prof_errmsg(S), "no range is open");
+  for (int i = 0; i <= PROF_RANGE_MAX; i++) prof_range_push(S, "deep");
+  T_EQ_INT(prof_check(S), PROF_ERRSTATE);
+  T_CONTAINS(prof_errmsg(S), "nested too deep");
+  prof_stop(S);
+  prof_close(S);
+}
+
+/* An op that allocates its 4 KiB output and frees an 1 KiB temporary, inside a module. */
+static void test_memory_events_carry_signed_bytes_and_live_total(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId net;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &net);
+  prof_set_event_capacity(S, 16);
+  T_EQ_INT(prof_set_memory_events(S, 1), PROF_OK);
+  prof_start(S);
+  T_EQ_INT(prof_set_memory_events(S, 0), PROF_ERRSTATE);
+  static char out[4096], tmp[1024];
+  prof_module_enter(S, net);
+  prof_Op op = {.kind = PROF_OP_CUSTOM, .flops = 10, .name = "fused"};
+  prof_op_begin(S, &op);
+  prof_mem_alloc(S, PROF_DEVICE_CPU, tmp, 1024);
+  prof_mem_alloc(S, PROF_DEVICE_CPU, out, 4096);
+  prof_mem_free(S, PROF_DEVICE_CPU, tmp, 1024);
+  prof_op_end(S, &op);
+  prof_mem_free(S, PROF_DEVICE_CPU, out, 4096);   /* outside every op: the module's */
+  prof_module_exit(S, net);
+  prof_stop(S);
+  /* three memory events inside the op, its op event, the free outside, the module */
+  T_EQ_INT(prof_event_count(S), 6);
+  const int64_t value[4] = {1024, 4096, -1024, -4096}, total[4] = {1024, 5120, 4096, 0};
+  const int at[4] = {0, 1, 2, 4};
+  for (int i = 0; i < 4; i++) {
+    prof_Event e = event(S, at[i]);
+    T_EQ_INT(e.kind, PROF_EVENT_MEMORY);
+    T_EQ_INT(e.value, value[i]);
+    T_EQ_INT(e.total, total[i]);
+    T_EQ_INT(e.module, net);
+    T_EQ_INT(e.correlation, i < 3 ? op.correlation : 0);
+  }
+  prof_Event o = event(S, 3);
+  T_EQ_INT(o.kind, PROF_EVENT_OP);
+  T_EQ_INT(o.bytes_allocated, 5120);
+  T_EQ_INT(o.bytes_freed, 1024);
+  T_EQ_INT(prof_memory_peak(S, PROF_DEVICE_CPU), 5120);
+  T_EQ_INT(prof_memory_peak(S, PROF_DEVICE_CUDA), 0);
+  prof_close(S);
+}
+
+static void test_interned_names_are_shared_copies(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  char buf[32];
+  snprintf(buf, sizeof buf, "model_forward");
+  const char *a = prof_intern(S, buf);
+  buf[0] = 'M';
+  const char *b = prof_intern(S, "model_forward");
+  T_CHECK(a == b);
+  T_EQ_STR(a, "model_forward");
+  const char *first = NULL;
+  for (int i = 0; i < 1000; i++) {    /* the table grows; earlier pointers stay valid */
+    snprintf(buf, sizeof buf, "range %d", i);
+    const char *p = prof_intern(S, buf);
+    if (i == 0) first = p;
+    T_EQ_STR(p, buf);
+  }
+  T_CHECK(prof_intern(S, "range 0") == first);
+  T_CHECK(prof_intern(S, "model_forward") == a);
+  T_CHECK(prof_intern(S, NULL) == NULL);
+  prof_close(S);
+}
+
+int main(void) {
+  T_RUN(test_ranges_nest_and_close_innermost_first);
+  T_RUN(test_range_errors_are_sticky);
+  T_RUN(test_memory_events_carry_signed_bytes_and_live_total);
+  T_RUN(test_interned_names_are_shared_copies);
+  return T_DONE();
+}
