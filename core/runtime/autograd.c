@@ -77,13 +77,11 @@ void pr_node_release(pr_Node *n) {
 static pr_Tensor *add_grads(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   prof_Op op;
   pr_op_begin(&op, PROF_OP_ADD, a, b, NULL);
-  pr_Tensor *out = pr_tensor_like(rt, a);
+  pr_Tensor *out = pr_op_alloc(rt, &op, a->ndim, a->shape, a->dtype, a->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && (PR_K(out)->accumulate(rt, out, a) != 0 || PR_K(out)->accumulate(rt, out, b) != 0)) {
-    pr_tensor_release(out);
-    return NULL;
-  }
-  return pr_op_finish(rt, &op, out);
+  int rc = PR_K(out)->accumulate(rt, out, a);
+  if (rc == 0) rc = PR_K(out)->accumulate(rt, out, b);
+  return pr_op_end(rt, &op, out, rc);
 }
 
 /* *slot (a gradient or NULL) += g; takes g's reference. */

@@ -240,9 +240,6 @@ pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Ten
                                 const pr_Tensor *c, int nw, const pr_Tensor *const *w,
                                 const pr_RnnArgs *a, pr_Tensor **c_out);
 
-/* Records work a fused cpu kernel did (a backward) as a PROF_OP_CUSTOM op named name. */
-int pr_record_work(pr_Runtime *rt, const char *name, int64_t macs, int64_t flops,
-                   int64_t bytes_read, int64_t bytes_written);
 
 /* {====================== optimizers (optim.c) ======================} */
 

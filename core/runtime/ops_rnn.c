@@ -111,13 +111,13 @@ static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
 }
 
 /*
-** BPTT's work: per layer and direction the recurrence dh·W_hh over all steps, the input gradient
+** BPTT's work, opened as work (the caller closes it after the kernel): per layer and direction the recurrence dh·W_hh over all steps, the input gradient
 ** dxi·W_ih and the weight gradients dxiᵀ·x, dhhᵀ·h as matrix products; the gates' derivatives
 ** about twice the forward's elementwise work (RNN 2H, GRU 17H, LSTM 22H per step and sample, as
 ** flops_sequence.c counts it), plus the bias sums.
 */
-static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int want_x,
-                       int want_w, int64_t bytes_read, int64_t bytes_written) {
+static int record_bptt(pr_Runtime *rt, prof_Op *work, const pr_RnnPlan *p, const char *name,
+                       int want_x, int want_w, int64_t bytes_read, int64_t bytes_written) {
   int64_t G = pr_rnn_gates(p) * p->H, rows = p->T * p->N;
   int64_t cell = p->cell == 0 ? 2 : p->cell == 1 ? 17 : 22, flops = 0;
   for (int64_t l = 0; l < p->L; l++)
@@ -131,7 +131,7 @@ static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, in
     }
   char buf[48];
   snprintf(buf, sizeof buf, "%s_backward", name);
-  return pr_record_work(rt, buf, 0, flops, bytes_read, bytes_written);
+  return pr_work_begin(rt, work, buf, 0, flops, bytes_read, bytes_written);
 }
 
 static pr_RnnPlan plan_of(const pr_Node *n) {
@@ -153,16 +153,17 @@ static int rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   }
   int64_t wrote = 0;
   for (int i = 0; i < 4; i++) wrote += gin[i] ? pr_numel(gin[i]) : 0;
-  if (record_bptt(rt, &p, n->name, gin[0] != NULL, gin[3] != NULL,
+  prof_Op work;
+  if (record_bptt(rt, &work, &p, n->name, gin[0] != NULL, gin[3] != NULL,
                   4 * (pr_numel(ws) + pr_numel(W) + pr_numel(g)), 4 * wrote) != 0)
     return PR_ERR;
-  if (!pr_holds_values(W)) return 0;
+  if (!pr_holds_values(W)) return pr_op_close(rt, &work, 0);
   int64_t nout = p.T * p.N * p.D * p.H, nh = p.L * p.D * p.N * p.H;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   float *tmp = gc ? malloc(sizeof(float) * (size_t)(nout + p.T * p.N * p.In + 1)) : NULL;
   if (tmp == NULL) {
     pr_tensor_release(gc);
-    return pr_error(rt, "%s backward: out of memory", n->name);
+    return pr_op_close(rt, &work, pr_error(rt, "%s backward: out of memory", n->name));
   }
   const float *gp = pr_f32(gc), *gout = gp;
   float *gx = gin[0] ? pr_f32(gin[0]) : NULL;
@@ -178,7 +179,7 @@ static int rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   if (rc == 0 && batch_first && gin[0] != NULL) swap_01(gx, pr_f32(gin[0]), p.T, p.N, p.In);
   free(tmp);
   pr_tensor_release(gc);
-  return rc == 0 ? 0 : pr_error(rt, "%s backward: out of memory", n->name);
+  return pr_op_close(rt, &work, rc == 0 ? 0 : pr_error(rt, "%s backward: out of memory", n->name));
 }
 
 /*

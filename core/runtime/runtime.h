@@ -152,8 +152,30 @@ int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_T
 void pr_op_begin(prof_Op *op, prof_OpKind kind, const pr_Tensor *in0, const pr_Tensor *in1,
                  const pr_Tensor *in2);
 
-/* Records op with out as its result; on failure releases out and returns NULL. */
+/*
+** Ops are events bracketed around their kernel: check shapes, pr_op_alloc (prof_op_begin, then the
+** output is allocated inside the op so its bytes are the op's), the kernel, pr_op_end
+** (prof_op_end), then autograd. Every path after a successful pr_op_alloc reaches pr_op_end, so
+** nothing stays open. Without a recorder they only allocate and release.
+*/
+/* Opens op with out [ndim, shape] of dtype, then allocates out on device. NULL (rt->err set;
+   nothing open) when the recorder rejects the op or out of memory. */
+pr_Tensor *pr_op_alloc(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype,
+                       int device);
+/* pr_op_alloc's first half, for ops whose output is a view of a larger block: opens op with out
+   [ndim, shape] of dtype. 0, or PR_ERR (rt->err set; nothing open). */
+int pr_op_open(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype);
+/* Closes op; rc != 0 (the kernel failed, rt->err set) releases out and returns NULL. */
+pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc);
+/* An op without a kernel (a view, an identity): opens and closes op around out at once; on
+   failure releases out and returns NULL. */
 pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
+/* The fused backward work a kernel does beyond its ops, bracketed the same way: a custom op of
+   these counts opened by pr_work_begin (PR_ERR: rejected, nothing open). pr_op_close closes an
+   op opened by either pr_work_begin or pr_op_open and returns rc. */
+int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, int64_t flops,
+                  int64_t bytes_read, int64_t bytes_written);
+int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc);
 
 /* {====================== helpers shared by the op files (op_util.c) ======================} */
 

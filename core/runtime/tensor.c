@@ -200,7 +200,7 @@ void pr_operand(const pr_Tensor *t, prof_Operand *o) {
 int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out) {
   if (rt->rec == NULL) return 0;
   if (out != NULL) pr_operand(out, &op->out);
-  if (prof_op_record(rt->rec, op) != PROF_OK)
-    return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  if (prof_op_begin(rt->rec, op) != PROF_OK) return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  prof_op_end(rt->rec, op);
   return 0;
 }

@@ -159,19 +159,3 @@ void pr_cpu_embedding_backward(const pr_Tensor *idx, const float *g, int64_t d, 
     for (int64_t j = 0; j < d; j++) gw[v * d + j] += g[i * d + j];
   }
 }
-
-/* {====================== records of fused backward work ======================} */
-
-int pr_record_work(pr_Runtime *rt, const char *name, int64_t macs, int64_t flops,
-                   int64_t bytes_read, int64_t bytes_written) {
-  if (rt->rec == NULL) return 0;
-  prof_Op op;
-  memset(&op, 0, sizeof op);
-  op.kind = PROF_OP_CUSTOM;
-  op.name = name;
-  op.macs = macs;
-  op.flops = flops;
-  op.bytes_read = bytes_read;
-  op.bytes_written = bytes_written;
-  return pr_record(rt, &op, NULL);
-}
