@@ -48,7 +48,7 @@ pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out) {
     pr_tensor_release(out);
     return NULL;
   }
-  prof_op_end(rt->rec, op);
+  pr_op_ended(rt, op);
   return out;
 }
 
@@ -65,12 +65,12 @@ pr_Tensor *pr_op_alloc(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *sha
                        int device) {
   if (pr_op_open(rt, op, ndim, shape, dtype) != 0) return NULL;
   pr_Tensor *out = pr_tensor_new(rt, ndim, shape, dtype, device);
-  if (out == NULL && rt->rec != NULL) prof_op_end(rt->rec, op);
+  if (out == NULL && rt->rec != NULL) pr_op_ended(rt, op);
   return out;
 }
 
 pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc) {
-  if (rt->rec != NULL) prof_op_end(rt->rec, op);
+  if (rt->rec != NULL) pr_op_ended(rt, op);
   if (rc == 0) return out;
   pr_tensor_release(out);
   return NULL;
@@ -91,7 +91,7 @@ int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, i
 }
 
 int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc) {
-  if (rt->rec != NULL) prof_op_end(rt->rec, op);
+  if (rt->rec != NULL) pr_op_ended(rt, op);
   return rc;
 }
 

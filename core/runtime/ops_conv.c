@@ -260,7 +260,8 @@ static pr_Tensor *weight_grad_op(pr_Runtime *rt, const pr_Tensor *xin, const pr_
   pr_Tensor *r = pr_op_alloc(rt, &op, nd, dout + !grouped, gout->dtype,
                                                      gout->device);
   if (r == NULL) return NULL;
-  if ((r = pr_op_end(rt, &op, r, (pr_holds_values(r) && PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  r = pr_op_end(rt, &op, r, PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r));
+  if (r == NULL) return NULL;
   int64_t st[PR_MAX_DIMS], s = 1;
   for (int i = w->ndim - 1; i >= 0; s *= w->shape[i--]) st[i] = s;
   pr_Tensor *v = pr_tensor_view(rt, r, w->ndim, w->shape, st, 0);

@@ -409,7 +409,8 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   pr_Tensor *out = pr_op_alloc(rt, &op, indices->ndim + 1, shape, w->dtype,
                                                         w->device);
   if (out == NULL) return NULL;
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && PR_K(out)->embedding(rt, indices, w, out) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  out = pr_op_end(rt, &op, out, PR_K(out)->embedding(rt, indices, w, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, w, NULL, NULL)) return out;
   const pr_Tensor *in[2] = {NULL, w};
   pr_Node *n = pr_node_attach(rt, out, embedding_backward, "embedding", 2, in);
@@ -459,7 +460,9 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
   op.flags |= PROF_OPF_TRAINING;
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device), *mask = NULL;
   if (out == NULL) return NULL;
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && (mask = dropout_cpu(rt, x, p, out)) == NULL) ? PR_ERR : 0)) == NULL) return NULL;
+  int rc = 0;
+  if (pr_holds_values(out) && (mask = dropout_cpu(rt, x, p, out)) == NULL) rc = PR_ERR;
+  if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (pr_needs_grad(rt, x, NULL, NULL)) {
     pr_Node *n = pr_node_attach(rt, out, dropout_backward, "dropout", 1, &x);
     if (n == NULL) {

@@ -78,7 +78,8 @@ pr_Tensor *pr_unary_ex(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, dou
   op.flags |= flags;
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && PR_K(out)->unary(rt, kind, x, a, b, out) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  out = pr_op_end(rt, &op, out, PR_K(out)->unary(rt, kind, x, a, b, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, unary_backward, prof_op_kind_name(kind), 1, &x);
   if (n == NULL) {
@@ -143,7 +144,8 @@ pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w) {
   pr_op_begin(&op, PROF_OP_PRELU, x, w, NULL);
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && PR_K(out)->prelu(rt, x, w, out) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  out = pr_op_end(rt, &op, out, PR_K(out)->prelu(rt, x, w, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, w, NULL)) return out;
   const pr_Tensor *in[2] = {x, w};
   pr_Node *n = pr_node_attach(rt, out, prelu_backward, "prelu", 2, in);
@@ -186,7 +188,8 @@ pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int 
   op.dim = d;
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && PR_K(out)->softmax(rt, kind, x, d, out) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  out = pr_op_end(rt, &op, out, PR_K(out)->softmax(rt, kind, x, d, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, softmax_backward, prof_op_kind_name(kind), 1, &x);
   if (n == NULL) {

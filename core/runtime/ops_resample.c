@@ -122,7 +122,8 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   for (int i = 0; i < nsp && a->nsize == 0 && a->mode != PROF_INTERP_AREA; i++)
     scale[i] = a->scale[a->scale_scalar ? 0 : i];
   resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
-  if ((out = pr_op_end(rt, &op, out, (pr_holds_values(out) && PR_K(out)->interpolate(rt, x, &geo, out) != 0) ? PR_ERR : 0)) == NULL) return NULL;
+  out = pr_op_end(rt, &op, out, PR_K(out)->interpolate(rt, x, &geo, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *node = pr_node_attach(rt, out, interpolate_backward, "interpolate", 1, &x);
   if (node == NULL) {

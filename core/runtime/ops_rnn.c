@@ -111,7 +111,8 @@ static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
 }
 
 /*
-** BPTT's work, opened as work (the caller closes it after the kernel): per layer and direction the recurrence dh·W_hh over all steps, the input gradient
+** BPTT's work, opened as work (the caller closes it after the kernel): per layer and direction
+** the recurrence dh·W_hh over all steps, the input gradient
 ** dxi·W_ih and the weight gradients dxiᵀ·x, dhhᵀ·h as matrix products; the gates' derivatives
 ** about twice the forward's elementwise work (RNN 2H, GRU 17H, LSTM 22H per step and sample, as
 ** flops_sequence.c counts it), plus the bias sums.

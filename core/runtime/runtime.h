@@ -72,6 +72,10 @@ struct pr_Runtime {
                                   recorder see every allocation */
   const pr_Backend *devices[PR_MAX_DEVICES];   /* the device registry; index 0 is meta */
   int32_t n_devices;
+  /* An optional observer of every op event, called right after its prof_op_end with the op's
+     final fields (correlation, bytes allocated and freed); only while rec is set. */
+  void (*watch)(void *ud, const prof_Op *op);
+  void *watch_ud;
   char err[512];
 };
 
@@ -138,6 +142,9 @@ void pr_operand(const pr_Tensor *t, prof_Operand *o);
 ** with rt->err set when the core rejects the op.
 */
 int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
+
+/* prof_op_end, then the runtime's watch (rt->rec must be set). */
+void pr_op_ended(pr_Runtime *rt, prof_Op *op);
 
 /* {====================== helpers for op implementations (op_util.c) ======================} */
 
