@@ -44,8 +44,25 @@ int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr
 /* dst (a view of any strides) = src's values in logical order (same dtype and numel). */
 int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
 
+/* cat and stack (cpu_select.c): the inputs into their slices of the contiguous out along dim d
+   (stacked: d is the new dim); triu/tril: zeroes what lies outside the triangle of every matrix of
+   the contiguous out. */
+int pr_cpu_join(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
+                pr_Tensor *out);
+void pr_cpu_triangle(pr_Tensor *out, int64_t diagonal, int upper);
+
+/* out = x · mask, mask (contiguous, x's shape) drawn first: 0 or 1/(1 − p) (cpu_binary.c). */
+int pr_cpu_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask, pr_Tensor *out);
+
 /* dst (contiguous, same numel) = src converted to dst's dtype. */
 int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst);
+
+/* The optimizers' updates of n contiguous float32 elements (cpu_optim.c): SGD with its momentum
+   buffer (NULL: none; fresh: the first step), Adam/AdamW with m, v and vmax (NULL: no amsgrad). */
+void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
+                const pr_SgdArgs *a);
+void pr_cpu_adam(float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,
+                 int64_t step, const pr_AdamArgs *a);
 
 /* Uniform doubles in [0, 1) and standard normals from the runtime's generator. */
 double pr_rand_uniform(pr_Runtime *rt);
@@ -108,6 +125,14 @@ void pr_cpu_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti,
 void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const int64_t *ti,
                                 const float *tp, const float *w, const float *g, double divisor,
                                 float *gx, float *gt);
+
+/* mse_loss over d's (the broadcast) shape: d = x − t, out = (x − t)² per element (reduction none)
+   or their sum or mean, summed in double; the backward gd = 2·d·g (·1/n for mean; g one value
+   unless none) and neg = −gd (NULL: not wanted). */
+int pr_cpu_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+               pr_Tensor *d, pr_Tensor *out);
+int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,
+                        pr_Tensor *gd, pr_Tensor *neg);
 
 /* Attention scores [..., L, S] (contiguous, scaled) to probabilities in place: mask (a view
    expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;

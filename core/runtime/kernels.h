@@ -24,6 +24,11 @@
     (rt, kind, a, b, s, scalar_first, out))                                                      \
   X(int, copy_into, (pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src), (rt, dst, src))     \
   X(int, cast, (pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst), (rt, src, dst))          \
+  X(int, join, (pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,          \
+                 pr_Tensor *out), (rt, n, xs, d, stacked, out))                                  \
+  X(void, triangle, (pr_Tensor *out, int64_t diagonal, int upper), (out, diagonal, upper))       \
+  X(int, dropout, (pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask,               \
+                    pr_Tensor *out), (rt, x, p, mask, out))                                      \
   X(int, accumulate, (pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src), (rt, dst, src))    \
   X(int, reduce, (pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const int *reduced,     \
                    double correction, pr_Tensor *out), (rt, kind, x, reduced, correction, out))  \
@@ -88,11 +93,19 @@
                                 const float *tp, const float *w, const float *g, double divisor, \
                                 float *gx, float *gt),                                           \
     (p, logp, ti, tp, w, g, divisor, gx, gt))                                                    \
+  X(int, mse, (pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,           \
+                pr_Tensor *d, pr_Tensor *out), (rt, x, t, reduction, d, out))                    \
+  X(int, mse_backward, (pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,  \
+                        pr_Tensor *gd, pr_Tensor *neg), (rt, d, g, reduction, gd, neg))          \
   X(void, attn_softmax, (pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,  \
                          double dropout_p, float *A), (rt, scores, mask, causal, dropout_p, A))  \
   X(void, attn_softmax_backward, (const float *P, const float *A, const float *gA,              \
                                   int64_t rows, int64_t S, double dropout_p, double scale,       \
                                   float *gS), (P, A, gA, rows, S, dropout_p, scale, gS))         \
+  X(void, sgd, (float *p, const float *grad, float *buf, int64_t n, int fresh,                 \
+                 const pr_SgdArgs *a), (p, grad, buf, n, fresh, a))                              \
+  X(void, adam, (float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,       \
+                  int64_t step, const pr_AdamArgs *a), (p, grad, m, v, vmax, n, step, a))        \
   X(int, rnn_forward, (const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,   \
                        const float *w, float *ws, float *hn, float *cn),                         \
     (p, x, h0, c0, w, ws, hn, cn))                                                               \

@@ -235,22 +235,7 @@ static int mse_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   if (pr_work_begin(rt, &work, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
                      4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
     goto end;
-  if (pr_holds_values(d)) {
-    pr_Tensor *gc = pr_contiguous_data(rt, g);
-    if (gc == NULL) {
-      pr_op_close(rt, &work, PR_ERR);
-      goto end;
-    }
-    const float *dp = pr_f32(d), *gp = pr_f32(gc);
-    float *o = pr_f32(gd);
-    double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)numel : 2.0;
-    for (int64_t i = 0; i < numel; i++) {
-      o[i] = (float)(scale * dp[i] * gp[reduction == PROF_REDUCE_NONE ? i : 0]);
-      if (neg != NULL) pr_f32(neg)[i] = -o[i];
-    }
-    pr_tensor_release(gc);
-  }
-  pr_op_close(rt, &work, 0);
+  if (pr_op_close(rt, &work, PR_K(d)->mse_backward(rt, d, g, reduction, gd, neg)) != 0) goto end;
   rc = 0;
   if (n->inputs[0] != NULL && (gin[0] = pr_sum_to(rt, gd, n->saved[1])) == NULL) rc = PR_ERR;
   if (rc == 0 && neg != NULL && (gin[1] = pr_sum_to(rt, neg, n->saved[2])) == NULL) rc = PR_ERR;
@@ -260,37 +245,6 @@ end:
   return rc;
 }
 
-/* (x − t)² over the broadcast shape, summed in double; d = x − t kept for the gradient. */
-static int mse_cpu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
-                   pr_Tensor *d, pr_Tensor *out) {
-  pr_Runtime quiet = *rt;      /* the broadcast views are the kernel's, not the model's ops */
-  quiet.rec = NULL;
-  quiet.grad_enabled = 0;
-  pr_Tensor *xe = pr_expand(&quiet, x, d->ndim, d->shape);
-  pr_Tensor *te = xe ? pr_expand(&quiet, t, d->ndim, d->shape) : NULL;
-  pr_Tensor *xc = te ? pr_contiguous_data(&quiet, xe) : NULL;
-  pr_Tensor *tc = xc ? pr_contiguous_data(&quiet, te) : NULL;
-  if (tc != NULL) {
-    const float *xp = pr_f32(xc), *tp = pr_f32(tc);
-    float *dp = pr_f32(d), *o = pr_f32(out);
-    double sum = 0;
-    int64_t numel = pr_numel(d);
-    for (int64_t i = 0; i < numel; i++) {
-      double v = (double)xp[i] - tp[i];
-      dp[i] = (float)v;
-      if (reduction == PROF_REDUCE_NONE) o[i] = (float)(v * v);
-      sum += v * v;
-    }
-    if (reduction != PROF_REDUCE_NONE)
-      o[0] = (float)(reduction == PROF_REDUCE_MEAN ? sum / (double)numel : sum);
-  }
-  pr_tensor_release(xe);
-  pr_tensor_release(te);
-  pr_tensor_release(xc);
-  pr_tensor_release(tc);
-  if (tc != NULL) return 0;
-  return pr_error(rt, "%s", quiet.err);
-}
 
 pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
                        int reduction) {
@@ -314,8 +268,7 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   int rc = 0;
   if (pr_holds_values(out) || grad) {
     d = pr_tensor_new(rt, ndim, shape, PROF_F32, input->device);
-    if (d == NULL || (pr_holds_values(out) && mse_cpu(rt, input, target, reduction, d, out) != 0))
-      rc = PR_ERR;
+    if (d == NULL || PR_K(out)->mse(rt, input, target, reduction, d, out) != 0) rc = PR_ERR;
   }
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) goto fail;
   if (grad) {

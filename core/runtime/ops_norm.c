@@ -431,23 +431,6 @@ static int dropout_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_T
   return gin[0] != NULL ? 0 : PR_ERR;
 }
 
-/*
-** out = x · mask with a Bernoulli keep-mask drawn from the runtime's generator (so manual_seed
-** repeats it), kept elements scaled by 1/(1-p) to keep the expectation (p = 1: all dropped).
-** Returns the mask (contiguous, for the backward) or NULL.
-*/
-static pr_Tensor *dropout_cpu(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *out) {
-  pr_Tensor *mask = pr_tensor_like(rt, x);
-  if (mask == NULL) return NULL;
-  float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f, *m = pr_f32(mask);
-  for (int64_t i = 0, n = pr_numel(mask); i < n; i++)
-    m[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
-  if (PR_K(out)->binary(rt, PROF_OP_MUL, x, mask, 0, 0, out) != 0) {
-    pr_tensor_release(mask);
-    return NULL;
-  }
-  return mask;
-}
 
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training) {
   if (!(p >= 0.0 && p <= 1.0))
@@ -461,7 +444,9 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device), *mask = NULL;
   if (out == NULL) return NULL;
   int rc = 0;
-  if (pr_holds_values(out) && (mask = dropout_cpu(rt, x, p, out)) == NULL) rc = PR_ERR;
+  /* the mask is the op's too: drawn by the kernel, kept for the backward */
+  if (pr_holds_values(out) && (mask = pr_tensor_like(rt, x)) == NULL) rc = PR_ERR;
+  if (rc == 0) rc = PR_K(out)->dropout(rt, x, p, mask, out);
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (pr_needs_grad(rt, x, NULL, NULL)) {
     pr_Node *n = pr_node_attach(rt, out, dropout_backward, "dropout", 1, &x);

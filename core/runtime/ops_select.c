@@ -107,22 +107,6 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
   return select_grad(rt, out, "where", 0, cond, a, b);
 }
 
-/* Zeroes what lies outside the triangle of every matrix of the contiguous out. */
-static void triangle_cpu(pr_Tensor *out, int64_t diagonal, int upper) {
-  int64_t rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1];
-  int64_t mats = rows * cols > 0 ? pr_numel(out) / (rows * cols) : 0;
-  size_t es = (size_t)prof_dtype_size(out->dtype);
-  char *p = (char *)out->storage->data;
-  for (int64_t m = 0; m < mats; m++) {
-    for (int64_t r = 0; r < rows; r++, p += es * (size_t)cols) {
-      /* triu keeps c - r >= diagonal, tril keeps c - r <= diagonal */
-      int64_t edge = r + diagonal + (upper ? 0 : 1);   /* first column kept (triu) / dropped */
-      edge = edge < 0 ? 0 : edge > cols ? cols : edge;
-      if (upper) memset(p, 0, es * (size_t)edge);
-      else memset(p + es * (size_t)edge, 0, es * (size_t)(cols - edge));
-    }
-  }
-}
 
 static int triangle_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   gin[0] = pr_triangle(rt, g, n->args.i[0], (int)n->args.i[1]);
@@ -140,8 +124,7 @@ pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   int rc = 0;
-  if (pr_holds_values(out) && (rc = PR_K(out)->copy_into(rt, out, x)) == 0)
-    triangle_cpu(out, diagonal, upper);
+  if ((rc = PR_K(out)->copy_into(rt, out, x)) == 0) PR_K(out)->triangle(out, diagonal, upper);
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, triangle_backward, name, 1, &x);

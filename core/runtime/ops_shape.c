@@ -323,40 +323,6 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
 
 /* {====================== cat and stack: values and gradients ======================} */
 
-/*
-** Copies the inputs into their slices of the contiguous out along dim d (stacked: d is the new
-** dim and each input fills one index of it). A contiguous input is a run of whole blocks, one
-** memcpy per index of the dims before d; other layouts go through a strided copy.
-*/
-static int join_cpu(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
-                    pr_Tensor *out) {
-  size_t es = (size_t)prof_dtype_size(out->dtype);
-  int64_t outer = 1, start = 0;
-  for (int i = 0; i < d; i++) outer *= out->shape[i];
-  int64_t row = out->shape[d] * out->stride[d];   /* elements per index of the outer dims */
-  char *dst = (char *)out->storage->data;
-  for (int k = 0; k < n; k++) {
-    const pr_Tensor *x = xs[k];
-    int64_t len = stacked ? 1 : x->shape[d], block = len * out->stride[d];
-    if (pr_numel(x) > 0 && pr_is_contiguous(x)) {
-      const char *src = (const char *)x->storage->data + es * (size_t)x->offset;
-      for (int64_t o = 0; o < outer; o++)
-        memcpy(dst + es * (size_t)(o * row + start * out->stride[d]),
-               src + es * (size_t)(o * block), es * (size_t)block);
-    } else if (pr_numel(x) > 0) {
-      int64_t stride[PR_MAX_DIMS];
-      for (int i = 0, j = 0; i < out->ndim; i++)
-        if (!stacked || i != d) stride[j++] = out->stride[i];
-      pr_Tensor *slice = pr_tensor_view(rt, out, x->ndim, x->shape, stride,
-                                        start * out->stride[d]);
-      int rc = slice != NULL ? PR_K(slice)->copy_into(rt, slice, x) : PR_ERR;
-      pr_tensor_release(slice);
-      if (rc != 0) return PR_ERR;
-    }
-    start += len;
-  }
-  return 0;
-}
 
 /* Each input's gradient is its slice of g: a narrow (cat) or a select (stack) view. */
 static int join_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
@@ -422,7 +388,7 @@ static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const
 static pr_Tensor *join_result(pr_Runtime *rt, prof_Op *op, int n, const pr_Tensor *const *xs,
                               int d, int stacked, pr_Tensor *out) {
   if (out == NULL) return NULL;
-  int rc = pr_holds_values(out) ? join_cpu(rt, n, xs, d, stacked, out) : 0;
+  int rc = PR_K(out)->join(rt, n, xs, d, stacked, out);
   if ((out = pr_op_end(rt, op, out, rc)) == NULL) return NULL;
   int needs = 0;
   for (int k = 0; k < n; k++) needs |= pr_needs_grad(rt, xs[k], NULL, NULL);

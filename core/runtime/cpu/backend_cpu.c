@@ -23,6 +23,7 @@ static int cpu_zero(const pr_Backend *be, void *p, size_t n) {
 static const pr_Kernels kernels = {
     .mm = pr_cpu_mm, .batched_mm = pr_cpu_batched_mm, .linear = pr_cpu_linear,
     .binary = pr_cpu_binary, .copy_into = pr_cpu_copy_into, .cast = pr_cpu_cast,
+    .join = pr_cpu_join, .triangle = pr_cpu_triangle, .dropout = pr_cpu_dropout,
     .accumulate = pr_cpu_accumulate, .reduce = pr_cpu_reduce,
     .reduce_backward = pr_cpu_reduce_backward, .unary = pr_cpu_unary,
     .unary_backward = pr_cpu_unary_backward, .softmax = pr_cpu_softmax,
@@ -36,8 +37,8 @@ static const pr_Kernels kernels = {
     .norm_stats = pr_cpu_norm_stats, .norm_apply = pr_cpu_norm_apply,
     .norm_backward = pr_cpu_norm_backward, .class_targets_check = pr_cpu_class_targets_check,
     .class_loss = pr_cpu_class_loss, .class_loss_backward = pr_cpu_class_loss_backward,
-    .attn_softmax = pr_cpu_attn_softmax, .attn_softmax_backward = pr_cpu_attn_softmax_backward,
-    .rnn_forward = pr_cpu_rnn_forward, .rnn_backward = pr_cpu_rnn_backward};
+    .mse = pr_cpu_mse, .mse_backward = pr_cpu_mse_backward, .attn_softmax = pr_cpu_attn_softmax, .attn_softmax_backward = pr_cpu_attn_softmax_backward,
+    .sgd = pr_cpu_sgd, .adam = pr_cpu_adam, .rnn_forward = pr_cpu_rnn_forward, .rnn_backward = pr_cpu_rnn_backward};
 
 static const pr_Backend cpu = {
     .name = "cpu", .prof_device = PROF_DEVICE_CPU, .holds_values = 1, .alloc = cpu_alloc,
