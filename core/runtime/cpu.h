@@ -95,6 +95,18 @@ void pr_cpu_norm_backward(const pr_NormPlan *p, const float *x, const float *g, 
                           const float *mean, const float *rstd, int input_stats, float *gx,
                           double *gw_acc, double *gb_acc);
 
+/*
+** A norm op's values (x contiguous): mean and rstd per cell from x (input_stats, updating the
+** running buffers that are not NULL with momentum, as torch does) or from the running buffers;
+** then out. The gradient: gx, gw, gb (each NULL: not wanted) from g and the saved statistics.
+*/
+int pr_cpu_norm(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, pr_Tensor *run_mean,
+                pr_Tensor *run_var, double momentum, const pr_Tensor *xc, const pr_Tensor *w,
+                const pr_Tensor *b, pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out);
+int pr_cpu_norm_grad(pr_Runtime *rt, const pr_NormPlan *p, const pr_Tensor *x, const pr_Tensor *g,
+                     const pr_Tensor *w, const pr_Tensor *mean, const pr_Tensor *rstd,
+                     int input_stats, pr_Tensor *gx, pr_Tensor *gw, pr_Tensor *gb);
+
 /* Embedding rows: the check (PR_ERR naming the index and the vocabulary size), the gather into a
    contiguous out, and the scatter-add of g [numel(idx), d] into gw (idx contiguous; rows equal
    to pad skipped). */
@@ -102,6 +114,9 @@ int pr_cpu_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int64_t vocab);
 int pr_cpu_embedding(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *w, pr_Tensor *out);
 void pr_cpu_embedding_backward(const pr_Tensor *idx, const float *g, int64_t d, int64_t pad,
                                float *gw);
+/* The backward as a kernel: g (any layout) scatter-added into the contiguous gw [V, D]. */
+int pr_cpu_embedding_grad(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *g, int64_t pad,
+                          pr_Tensor *gw);
 
 /* cross_entropy and nll_loss over a contiguous input viewed as [N, C, S] (rows N·S). */
 typedef struct pr_ClassLoss {
@@ -173,6 +188,16 @@ int64_t pr_rnn_masks_offset(const pr_RnnPlan *p);
 int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,
                         const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,
                         float *gw);
+
+/* The recurrent ops' kernels on tensors: x [T, N, I] ([N, T, I] batch first, any layout), h0, c0
+   or NULL, the flat weights W; ws the workspace, R = [out | h_n | c_n]; the backward from R's
+   gradient g into gx, gh0, gc0, gw (each NULL: not wanted). */
+int pr_cpu_rnn(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *x,
+               const pr_Tensor *h0, const pr_Tensor *c0, const pr_Tensor *W, pr_Tensor *ws,
+               pr_Tensor *R);
+int pr_cpu_rnn_grad(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *W,
+                    const pr_Tensor *ws, const pr_Tensor *g, pr_Tensor *gx_out, pr_Tensor *gh0,
+                    pr_Tensor *gc0, pr_Tensor *gw);
 
 /*
 ** The values (cpu) and gradients of a recurrent op whose results are views of one packed tensor

@@ -73,17 +73,16 @@
   X(int, embedding, (pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *w, pr_Tensor *out), \
     (rt, idx, w, out))                                                                           \
   X(int, embedding_check, (pr_Runtime *rt, const pr_Tensor *idx, int64_t vocab), (rt, idx, vocab))\
-  X(void, embedding_backward, (const pr_Tensor *idx, const float *g, int64_t d, int64_t pad,    \
-                               float *gw), (idx, g, d, pad, gw))                                 \
-  X(void, norm_stats, (const pr_NormPlan *p, const float *x, float *mean, float *rstd,          \
-                       double *var), (p, x, mean, rstd, var))                                    \
-  X(void, norm_apply, (const pr_NormPlan *p, const float *x, const float *mean,                 \
-                       const float *rstd, const float *w, const float *b, float *y),             \
-    (p, x, mean, rstd, w, b, y))                                                                 \
-  X(void, norm_backward, (const pr_NormPlan *p, const float *x, const float *g, const float *w, \
-                          const float *mean, const float *rstd, int input_stats, float *gx,      \
-                          double *gw_acc, double *gb_acc),                                       \
-    (p, x, g, w, mean, rstd, input_stats, gx, gw_acc, gb_acc))                                   \
+  X(int, embedding_backward, (pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *g,         \
+                              int64_t pad, pr_Tensor *gw), (rt, idx, g, pad, gw))                \
+  X(int, norm, (pr_Runtime *rt, const pr_NormPlan *p, int input_stats, pr_Tensor *run_mean,     \
+                 pr_Tensor *run_var, double momentum, const pr_Tensor *xc, const pr_Tensor *w,   \
+                 const pr_Tensor *b, pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out),          \
+    (rt, p, input_stats, run_mean, run_var, momentum, xc, w, b, mean, rstd, out))               \
+  X(int, norm_backward, (pr_Runtime *rt, const pr_NormPlan *p, const pr_Tensor *x,              \
+                         const pr_Tensor *g, const pr_Tensor *w, const pr_Tensor *mean,          \
+                         const pr_Tensor *rstd, int input_stats, pr_Tensor *gx, pr_Tensor *gw,   \
+                         pr_Tensor *gb), (rt, p, x, g, w, mean, rstd, input_stats, gx, gw, gb))  \
   X(int, class_targets_check, (pr_Runtime *rt, const char *name, const pr_Tensor *t,            \
                                int64_t classes, int64_t ignore), (rt, name, t, classes, ignore)) \
   X(void, class_loss, (const pr_ClassLoss *p, const float *x, const int64_t *ti,                \
@@ -106,12 +105,13 @@
                  const pr_SgdArgs *a), (p, grad, buf, n, fresh, a))                              \
   X(void, adam, (float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,       \
                   int64_t step, const pr_AdamArgs *a), (p, grad, m, v, vmax, n, step, a))        \
-  X(int, rnn_forward, (const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,   \
-                       const float *w, float *ws, float *hn, float *cn),                         \
-    (p, x, h0, c0, w, ws, hn, cn))                                                               \
-  X(int, rnn_backward, (const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,\
-                        const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,   \
-                        float *gw), (p, w, ws, gout, ghn, gcn, gx, gh0, gc0, gw))
+  X(int, rnn_forward, (pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *x, \
+                       const pr_Tensor *h0, const pr_Tensor *c0, const pr_Tensor *W,             \
+                       pr_Tensor *ws, pr_Tensor *R), (rt, p, batch_first, x, h0, c0, W, ws, R))  \
+  X(int, rnn_backward, (pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *W,\
+                        const pr_Tensor *ws, const pr_Tensor *g, pr_Tensor *gx, pr_Tensor *gh0,  \
+                        pr_Tensor *gc0, pr_Tensor *gw), (rt, p, batch_first, W, ws, g, gx, gh0,  \
+                                                         gc0, gw))
 
 #define PR_KERNEL_FIELD(ret, name, params, args) ret(*name) params;
 struct pr_Kernels {

@@ -7,8 +7,8 @@
 #include "runtime.h"
 
 /*
-** Values: the norms and embedding compute on the cpu (cpu_norm.c) after the op is recorded, and
-** attach their gradients. Dropout in eval returns a view of x, which is already right.
+** Values: the norms, embedding and dropout run their device's kernels inside the op, then attach
+** their gradients. Dropout in eval returns a view of x, which is already right.
 */
 
 /* A per-channel (or normalized_shape) parameter: NULL, or exactly the expected shape. */
@@ -55,60 +55,6 @@ typedef struct Running {
   double momentum;
 } Running;
 
-static float *at1(const pr_Tensor *t, int64_t i) {
-  return (float *)t->storage->data + t->offset + i * t->stride[0];
-}
-
-/*
-** The running statistics move towards the batch's (torch's batch_norm: momentum, and the unbiased
-** variance); instance norm averages its per-sample statistics over the batch first, as torch
-** repeats the buffers per sample and then takes their mean.
-*/
-static void update_running(const pr_NormPlan *p, const Running *run, const float *mean,
-                           const double *var) {
-  int64_t per = p->groups == 0 ? p->N * p->S : p->S, reps = p->groups == 0 ? 1 : p->N;
-  double unbias = per > 1 ? (double)per / (double)(per - 1) : NAN, m = run->momentum;
-  for (int64_t c = 0; c < p->C; c++) {
-    double mu = 0, v = 0;
-    for (int64_t r = 0; r < reps; r++) {
-      mu += mean[r * p->C + c];
-      v += var[r * p->C + c] * unbias;
-    }
-    float *rm = run->mean ? at1(run->mean, c) : NULL, *rv = run->var ? at1(run->var, c) : NULL;
-    if (rm != NULL) *rm = (float)((1 - m) * *rm + m * mu / (double)reps);
-    if (rv != NULL) *rv = (float)((1 - m) * *rv + m * v / (double)reps);
-  }
-}
-
-/* Fills out (contiguous, float32) and the per-cell statistics the backward reads. */
-static int norm_cpu(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, const Running *run,
-                    const pr_Tensor *xc, const pr_Tensor *w, const pr_Tensor *b,
-                    pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out) {
-  int64_t cells = pr_norm_cells(p);
-  float *mp = pr_f32(mean), *rp = pr_f32(rstd);
-  if (input_stats) {
-    double *var = run->mean || run->var ? malloc(sizeof *var * (size_t)(cells ? cells : 1)) : NULL;
-    if ((run->mean || run->var) && var == NULL) return pr_error(rt, "norm: out of memory");
-    PR_K(xc)->norm_stats(p, pr_f32(xc), mp, rp, var);
-    if (var != NULL) update_running(p, run, mp, var);
-    free(var);
-  } else {
-    /* cell k of batch_norm is channel k; of instance norm, sample k / C and channel k % C */
-    for (int64_t k = 0; k < cells; k++) {
-      mp[k] = *at1(run->mean, k % p->C);
-      rp[k] = (float)(1.0 / sqrt((double)*at1(run->var, k % p->C) + p->eps));
-    }
-  }
-  pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL, *bc = b ? pr_contiguous_data(rt, b) : NULL;
-  int rc = (w && !wc) || (b && !bc) ? PR_ERR : 0;
-  if (rc == 0)
-    PR_K(out)->norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
-                      pr_f32(out));
-  pr_tensor_release(wc);
-  pr_tensor_release(bc);
-  return rc;
-}
-
 /* A new tensor of t's shape on its device, float32 gradients. */
 static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
   return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
@@ -145,22 +91,8 @@ static int norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   if (pr_work_begin(rt, &work, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
                     es * wrote) != 0)
     return PR_ERR;
-  if (!pr_holds_values(x)) return pr_op_close(rt, &work, 0);
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  double *acc = gc ? calloc((size_t)(2 * p.C + 1), sizeof *acc) : NULL;
-  if (acc == NULL) {
-    pr_tensor_release(gc);
-    return pr_op_close(rt, &work, pr_error(rt, "%s backward: out of memory", n->name));
-  }
-  PR_K(x)->norm_backward(&p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
-                       input_stats, gin[0] ? pr_f32(gin[0]) : NULL, gin[1] ? acc : NULL,
-                       gin[2] ? acc + p.C : NULL);
-  for (int i = 1; i < 3; i++)
-    if (gin[i] != NULL)
-      for (int64_t c = 0; c < p.C; c++) pr_f32(gin[i])[c] = (float)acc[(i - 1) * p.C + c];
-  free(acc);
-  pr_tensor_release(gc);
-  return pr_op_close(rt, &work, 0);
+  return pr_op_close(rt, &work, PR_K(x)->norm_backward(rt, &p, x, g, w, mean, rstd, input_stats,
+                                                        gin[0], gin[1], gin[2]));
 }
 
 /*
@@ -181,7 +113,8 @@ static pr_Tensor *norm_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
     xc = pr_contiguous_data(rt, x);
     mean = xc ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
     rstd = mean ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
-    if (rstd == NULL || norm_cpu(rt, p, input_stats, run, xc, w, b, mean, rstd, out) != 0)
+    if (rstd == NULL || PR_K(out)->norm(rt, p, input_stats, run->mean, run->var, run->momentum,
+                                         xc, w, b, mean, rstd, out) != 0)
       rc = PR_ERR;
   }
   if ((out = pr_op_end(rt, op, out, rc)) == NULL) goto fail;
@@ -366,12 +299,8 @@ static int embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr
   if (pr_work_begin(rt, &work, "embedding_backward", 0, rows * d,
                     4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
     return PR_ERR;
-  if (!pr_holds_values(w)) return pr_op_close(rt, &work, 0);
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  if (gc == NULL) return pr_op_close(rt, &work, PR_ERR);
-  PR_K(w)->embedding_backward(idx, pr_f32(gc), d, n->args.i[0], pr_f32(gin[1]));
-  pr_tensor_release(gc);
-  return pr_op_close(rt, &work, 0);
+  return pr_op_close(rt, &work,
+                     PR_K(w)->embedding_backward(rt, idx, g, n->args.i[0], gin[1]));
 }
 
 pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tensor *w,

@@ -61,6 +61,7 @@ typedef struct pr_Tensor {
 struct pr_Runtime {
   prof_State *rec;
   int32_t default_device;      /* a registry index */
+  int32_t host_device;         /* the device whose memory is the host's (cpu): raw bytes land there */
   int32_t default_dtype;       /* prof_DType */
   int32_t grad_enabled;        /* ops record their backward (torch's grad mode) */
   int32_t training;            /* unused by ops; modules carry their own mode */

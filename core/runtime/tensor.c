@@ -14,7 +14,7 @@ void pr_runtime_init(pr_Runtime *rt) {
   rt->grad_enabled = 1;
   rt->home = rt;                /* copies of rt (internal quiet runtimes) count into this one */
   pr_device_register(rt, pr_backend_meta());   /* PR_SHAPES_DEVICE */
-  pr_device_register(rt, pr_backend_cpu());
+  rt->host_device = pr_device_register(rt, pr_backend_cpu());
   pr_device_register(rt, pr_backend_cuda());
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   rt->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;

@@ -33,12 +33,11 @@ static const pr_Kernels kernels = {
     .conv_weight_grad = pr_cpu_conv_weight_grad, .pool = pr_cpu_pool,
     .pool_backward = pr_cpu_pool_backward, .interpolate = pr_cpu_interpolate,
     .interpolate_backward = pr_cpu_interpolate_backward, .embedding = pr_cpu_embedding,
-    .embedding_check = pr_cpu_embedding_check, .embedding_backward = pr_cpu_embedding_backward,
-    .norm_stats = pr_cpu_norm_stats, .norm_apply = pr_cpu_norm_apply,
-    .norm_backward = pr_cpu_norm_backward, .class_targets_check = pr_cpu_class_targets_check,
+    .embedding_check = pr_cpu_embedding_check, .embedding_backward = pr_cpu_embedding_grad,
+    .norm = pr_cpu_norm, .norm_backward = pr_cpu_norm_grad, .class_targets_check = pr_cpu_class_targets_check,
     .class_loss = pr_cpu_class_loss, .class_loss_backward = pr_cpu_class_loss_backward,
     .mse = pr_cpu_mse, .mse_backward = pr_cpu_mse_backward, .attn_softmax = pr_cpu_attn_softmax, .attn_softmax_backward = pr_cpu_attn_softmax_backward,
-    .sgd = pr_cpu_sgd, .adam = pr_cpu_adam, .rnn_forward = pr_cpu_rnn_forward, .rnn_backward = pr_cpu_rnn_backward};
+    .sgd = pr_cpu_sgd, .adam = pr_cpu_adam, .rnn_forward = pr_cpu_rnn, .rnn_backward = pr_cpu_rnn_grad};
 
 static const pr_Backend cpu = {
     .name = "cpu", .prof_device = PROF_DEVICE_CPU, .holds_values = 1, .alloc = cpu_alloc,
