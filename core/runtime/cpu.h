@@ -7,8 +7,8 @@
 /* The element pointer of a float32 cpu tensor's first element. */
 float *pr_f32(const pr_Tensor *t);
 
-/* A contiguous float32 copy of t when t is not contiguous, else t retained. */
-pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+/* c (contiguous, t's shape and dtype) = t's values in logical order (any strides). */
+int pr_cpu_contiguous(pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c);
 
 /* dst += src elementwise (same shape; any strides). */
 int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);

@@ -23,6 +23,7 @@
                    double s, int scalar_first, pr_Tensor *out),                                  \
     (rt, kind, a, b, s, scalar_first, out))                                                      \
   X(int, copy_into, (pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src), (rt, dst, src))     \
+  X(int, contiguous, (pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c), (rt, t, c))             \
   X(int, cast, (pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst), (rt, src, dst))          \
   X(int, join, (pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,          \
                  pr_Tensor *out), (rt, n, xs, d, stacked, out))                                  \

@@ -144,3 +144,13 @@ pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) 
   pr_tensor_release(s);
   return v;
 }
+
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
+  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
+  if (c != NULL && PR_K(t)->contiguous(rt, t, c) != 0) {
+    pr_tensor_release(c);
+    return NULL;
+  }
+  return c;
+}

@@ -79,13 +79,46 @@ static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *ou
 
 /* x's values in logical order into a new contiguous [ndim, shape] tensor of dtype on device: the
    op around the cast kernel. */
+/*
+** x's values onto c, another backend's tensor, through the host: x's logical order copied out by
+** its backend, converted by the host device's cast kernel when the dtypes differ, copied in by
+** c's backend.
+*/
+static int cross_device(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+  pr_Tensor *xc = pr_contiguous_data(rt, x);
+  pr_Tensor *hx = xc ? pr_tensor_new(rt, x->ndim, x->shape, x->dtype, rt->host_device) : NULL;
+  pr_Tensor *hc = NULL;
+  int rc = PR_ERR;
+  if (hx == NULL) goto end;
+  size_t es = (size_t)prof_dtype_size(x->dtype);
+  if (xc->be->to_host(xc->be, hx->storage->data, (char *)xc->storage->data + es * (size_t)xc->offset,
+                      hx->storage->nbytes) != 0) {
+    pr_error(rt, "to: could not copy values from %s", x->be->name);
+    goto end;
+  }
+  hc = c->dtype == x->dtype ? pr_tensor_retain(hx)
+                            : pr_tensor_new(rt, c->ndim, c->shape, c->dtype, rt->host_device);
+  if (hc == NULL || (hc != hx && PR_K(hc)->cast(rt, hx, hc) != 0)) goto end;
+  if (c->be->from_host(c->be, c->storage->data, hc->storage->data, c->storage->nbytes) != 0) {
+    pr_error(rt, "to: could not copy values to %s", c->be->name);
+    goto end;
+  }
+  rc = 0;
+end:
+  pr_tensor_release(xc);
+  pr_tensor_release(hx);
+  pr_tensor_release(hc);
+  return rc;
+}
+
 static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
                           int dtype, int device, int vk) {
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
   pr_Tensor *c = pr_op_alloc(rt, &op, ndim, shape, dtype, device);
   if (c == NULL) return NULL;
-  c = pr_op_end(rt, &op, c, PR_K(c)->cast(rt, x, c));
+  int rc = c->be == x->be || !pr_holds_values(c) ? PR_K(c)->cast(rt, x, c) : cross_device(rt, x, c);
+  c = pr_op_end(rt, &op, c, rc);
   return shape_grad(rt, x, c, vk, NULL, 0);
 }
 

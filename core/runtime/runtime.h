@@ -152,6 +152,10 @@ void pr_op_ended(pr_Runtime *rt, prof_Op *op);
 /* Sets rt->err and returns NULL, for ops that return tensors. */
 pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A contiguous copy of t on its device (its backend's contiguous kernel) when t is not
+   contiguous, else t retained; an internal buffer, not an op. NULL with rt->err set. */
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+
 /* Fails (PR_ERR) unless every non-NULL tensor shares a's device and dtype. */
 int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
                   const pr_Tensor *c);

@@ -250,6 +250,38 @@ static void test_conv_counting(void) {
   T_EQ_INT(rt.live_bytes, 0);
 }
 
+/* {====================== values between devices ======================} */
+
+static void test_cross_device(void) {
+  pr_Runtime rt;
+  pr_runtime_init(&rt);
+  Counting c;
+  counting_init(&c);
+  int dev = pr_device_register(&rt, &c.be), cpu = pr_device_parse(&rt, "cpu");
+  int64_t s[2] = {3, 4};
+  pr_Tensor *x = values(&rt, 2, s, cpu, 0.5, 0);
+  pr_Tensor *xt = pr_transpose(&rt, x, 0, 1);                /* a strided view */
+  pr_Tensor *y = xt ? pr_to(&rt, xt, -1, dev) : NULL;        /* cpu -> counting */
+  pr_Tensor *z = y ? pr_to(&rt, y, PROF_F64, cpu) : NULL;    /* counting -> cpu, as float64 */
+  pr_Tensor *ref = xt ? pr_contiguous(&rt, xt) : NULL;
+  T_CHECK(y != NULL && y->device == dev && same_bits(y, ref));
+  T_CHECK(z != NULL && z->dtype == PROF_F64 && z->device == cpu);
+  for (int64_t i = 0; z != NULL && ref != NULL && i < 12; i++)
+    T_CHECK(((const double *)z->storage->data)[i] == (double)pr_f32(ref)[i]);
+  /* the values crossed by the backends' host copies; no counting kernel ran */
+  int64_t total = 0;
+  for (int k = 0; k < K_COUNT; k++) total += c.calls[k];
+  T_EQ_INT(total, 0);
+  T_EQ_INT(c.allocs, 1);
+  pr_tensor_release(x);
+  pr_tensor_release(xt);
+  pr_tensor_release(y);
+  pr_tensor_release(z);
+  pr_tensor_release(ref);
+  T_EQ_INT(c.frees, 1);
+  T_EQ_INT(rt.live_bytes, 0);
+}
+
 /* {====================== op events: bytes allocated and counts ======================} */
 
 static void test_op_event_bytes(void) {
@@ -332,6 +364,7 @@ static void test_registry(void) {
 int main(void) {
   T_RUN(test_mlp_counting);
   T_RUN(test_conv_counting);
+  T_RUN(test_cross_device);
   T_RUN(test_op_event_bytes);
   T_RUN(test_registry);
   return T_DONE();

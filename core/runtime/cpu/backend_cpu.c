@@ -22,7 +22,8 @@ static int cpu_zero(const pr_Backend *be, void *p, size_t n) {
 
 static const pr_Kernels kernels = {
     .mm = pr_cpu_mm, .batched_mm = pr_cpu_batched_mm, .linear = pr_cpu_linear,
-    .binary = pr_cpu_binary, .copy_into = pr_cpu_copy_into, .cast = pr_cpu_cast,
+    .binary = pr_cpu_binary, .copy_into = pr_cpu_copy_into,
+    .contiguous = pr_cpu_contiguous, .cast = pr_cpu_cast,
     .join = pr_cpu_join, .triangle = pr_cpu_triangle, .dropout = pr_cpu_dropout,
     .accumulate = pr_cpu_accumulate, .reduce = pr_cpu_reduce,
     .reduce_backward = pr_cpu_reduce_backward, .unary = pr_cpu_unary,

@@ -25,16 +25,14 @@ float *pr_f32(const pr_Tensor *t) {
     }                                                                                       \
   } while (0)
 
-pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
-  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
-  if (c == NULL) return NULL;
+int pr_cpu_contiguous(pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c) {
+  (void)rt;
   size_t es = (size_t)prof_dtype_size(t->dtype);
   const char *src = (const char *)t->storage->data;
-  char *dst = (char *)c->storage->data;
+  char *dst = (char *)c->storage->data + es * (size_t)c->offset;
   int64_t i = 0;
   FOR_EACH_OFFSET(t, off, memcpy(dst + es * (size_t)i++, src + es * (size_t)(t->offset + off), es));
-  return c;
+  return 0;
 }
 
 int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
