@@ -208,6 +208,14 @@ const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
 int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
                         const int64_t *b, int *n, int64_t *shape);
 
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
+
+/* Uniform doubles in [0, 1) and standard normals from the runtime's generator (random.c). */
+double pr_rand_uniform(pr_Runtime *rt);
+double pr_rand_normal(pr_Runtime *rt);
+void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
+
 /* {====================== autograd (autograd.c) ======================} */
 
 #define PR_NODE_MAX 4
@@ -266,7 +274,7 @@ void pr_node_release(pr_Node *n);   /* NULL-safe */
 */
 int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph);
 
-#include "cpu.h"
+#include "plans.h"
 #include "kernels.h"
 #include "ops.h"
 

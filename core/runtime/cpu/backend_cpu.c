@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* the memory functions of host memory need no backend state */
 #pragma GCC diagnostic ignored "-Wunused-parameter"

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* Strides of t aligned to an output of nd dims, 0 where t is broadcast (or missing). */
 static void aligned_strides(const pr_Tensor *t, int nd, const int64_t *oshape, int64_t *st) {

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* Element (n, c, s) of a contiguous [N, C, S] block; row r = n·S + s. */
 #define AT(p, r, c) ((((r) / (p)->S) * (p)->C + (c)) * (p)->S + (r) % (p)->S)

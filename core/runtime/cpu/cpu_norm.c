@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* {====================== statistics cells ======================} */
 

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Per element, torch's SGD runs (only the lines its options enable):

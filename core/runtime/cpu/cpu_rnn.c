@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Layouts. Weights: PyTorch's _flat_weights order, per layer and direction w_ih [G, in],

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Copies the inputs into their slices of the contiguous out along dim d (stacked: d is the new
