@@ -91,8 +91,8 @@ static int cross_device(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
   int rc = PR_ERR;
   if (hx == NULL) goto end;
   size_t es = (size_t)prof_dtype_size(x->dtype);
-  if (xc->be->to_host(xc->be, hx->storage->data, (char *)xc->storage->data + es * (size_t)xc->offset,
-                      hx->storage->nbytes) != 0) {
+  const char *src = (const char *)xc->storage->data + es * (size_t)xc->offset;
+  if (xc->be->to_host(xc->be, hx->storage->data, src, hx->storage->nbytes) != 0) {
     pr_error(rt, "to: could not copy values from %s", x->be->name);
     goto end;
   }

@@ -27,7 +27,7 @@ typedef struct pr_Storage {
   void *data;                  /* device memory of be */
   const pr_Backend *be;
   pr_Runtime *home;            /* whose live bytes count it (see pr_Runtime.home) */
-  prof_State *rec;             /* the recorder told of the allocation (NULL: none): told of the free */
+  prof_State *rec;             /* the recorder told of the allocation (NULL: none), and of the free */
 } pr_Storage;
 
 /*
@@ -61,7 +61,7 @@ typedef struct pr_Tensor {
 struct pr_Runtime {
   prof_State *rec;
   int32_t default_device;      /* a registry index */
-  int32_t host_device;         /* the device whose memory is the host's (cpu): raw bytes land there */
+  int32_t host_device;         /* the device whose memory is the host's: raw bytes land there */
   int32_t default_dtype;       /* prof_DType */
   int32_t grad_enabled;        /* ops record their backward (torch's grad mode) */
   int32_t training;            /* unused by ops; modules carry their own mode */
