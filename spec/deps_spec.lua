@@ -1,4 +1,5 @@
--- deps_spec.lua — DESIGN's one-way dependencies: no files of core/ call each other in a circle.
+-- deps_spec.lua — DESIGN's one-way dependencies: no files of core/ call each other in a circle, and
+-- only backends name a device.
 local deps = require "scripts.tools.check-deps"
 
 -- The normal build's objects (make builds them before the specs run).
@@ -53,5 +54,45 @@ describe("core/ dependencies", function()
   it("the Lua binding (core/lua/) has none", function()
     assert.same({}, cycles_under(OBJ .. "/lua/"))
     assert.is_truthy(io.open(OBJ .. "/lua/lprof.o"))
+  end)
+end)
+
+-- The ops, autograd and the bindings reach devices only through the backend table: adding a device
+-- means adding a backend, nothing else (issue: "no file of core/runtime/ops_*, autograd or
+-- core/lua/ names a device"). Comments may mention one.
+describe("device names", function()
+  local function code_of(path)
+    local f = assert(io.open(path))
+    local text = f:read("a")
+    f:close()
+    return (text:gsub("/%*.-%*/", ""):gsub("//[^\n]*", ""))
+  end
+
+  it("appear in no op, autograd or binding file", function()
+    local files = {}
+    for f in io.popen("ls core/runtime/ops_*.c core/runtime/autograd.c core/lua/*.c"):lines() do
+      files[#files + 1] = f
+    end
+    assert.is_true(#files > 20)
+    local found = {}
+    for _, f in ipairs(files) do
+      local code = code_of(f)
+      for _, word in ipairs({ "PR_CPU", "PR_META", "PR_CUDA", "PROF_DEVICE_CPU", "PROF_DEVICE_CUDA",
+        '"cpu"', '"cuda"', '"meta"' }) do
+        if code:find(word, 1, true) then found[#found + 1] = f .. ": " .. word end
+      end
+    end
+    assert.same({}, found)
+  end)
+
+  it("would be found (the check reads code, not comments)", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write('/* "cpu" in a comment */\nint x = PR_CPU;\n')
+    f:close()
+    local code = code_of(path)
+    os.remove(path)
+    assert.is_nil(code:find('"cpu"', 1, true))
+    assert.is_truthy(code:find("PR_CPU", 1, true))
   end)
 end)

@@ -168,7 +168,7 @@ static int l_from_bytes(lua_State *L) {
   int dtype = prof_dtype_parse(luaL_optstring(L, 3, "float32"));
   if (dtype < 0) return luaL_error(L, "from_bytes: unknown dtype '%s'", lua_tostring(L, 3));
   pr_Runtime *rt = lbind_rt(L);
-  pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, pr_device_parse(rt, "cpu"));
+  pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, rt->host_device);
   if (t == NULL) return lbind_rt_error(L);
   if (t->storage->nbytes != len) {
     size_t want = t->storage->nbytes;

@@ -263,7 +263,7 @@ static int s_profile_json(lua_State *L) {
   prof_State *S = snapshot_S(L);
   prof_RunInfo info;
   prof_runinfo_init(&info);
-  info.device = lbind_opt_str(L, 2, "device", "cpu");
+  info.device = lbind_opt_str(L, 2, "device", NULL);
   info.world_size = lbind_opt_int(L, 2, "world_size", 1);
   info.dp_size = lbind_opt_int(L, 2, "dp_size", 1);
   info.mp_size = lbind_opt_int(L, 2, "mp_size", 1);

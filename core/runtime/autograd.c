@@ -77,13 +77,11 @@ void pr_node_release(pr_Node *n) {
 static pr_Tensor *add_grads(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   prof_Op op;
   pr_op_begin(&op, PROF_OP_ADD, a, b, NULL);
-  pr_Tensor *out = pr_tensor_like(rt, a);
+  pr_Tensor *out = pr_op_alloc(rt, &op, a->ndim, a->shape, a->dtype, a->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && (PR_K(out)->accumulate(rt, out, a) != 0 || PR_K(out)->accumulate(rt, out, b) != 0)) {
-    pr_tensor_release(out);
-    return NULL;
-  }
-  return pr_op_finish(rt, &op, out);
+  int rc = PR_K(out)->accumulate(rt, out, a);
+  if (rc == 0) rc = PR_K(out)->accumulate(rt, out, b);
+  return pr_op_end(rt, &op, out, rc);
 }
 
 /* *slot (a gradient or NULL) += g; takes g's reference. */
@@ -184,13 +182,9 @@ static void move_to(prof_State *S, Frames *f, prof_ModuleId m) {
 
 /* {====================== the backward pass ======================} */
 
+/* The implicit gradient of a one-element root, its values put in by its backend. */
 static pr_Tensor *ones_like(pr_Runtime *rt, const pr_Tensor *t) {
-  pr_Tensor *o = pr_tensor_like(rt, t);
-  if (o != NULL && pr_holds_values(o)) {
-    float *p = pr_f32(o);
-    for (int64_t i = 0, n = pr_numel(o); i < n; i++) p[i] = 1.0f;
-  }
-  return o;
+  return pr_full(rt, t->ndim, t->shape, 1.0, t->dtype, t->device);
 }
 
 static int same_shape(const pr_Tensor *a, const pr_Tensor *b) {

@@ -8,6 +8,8 @@
 ** (pr_device_register); no op, autograd or binding file names a device.
 */
 typedef struct pr_Kernels pr_Kernels;
+typedef struct pr_SgdArgs pr_SgdArgs;     /* the sgd and adam kernels' arguments (ops.h) */
+typedef struct pr_AdamArgs pr_AdamArgs;
 
 typedef struct pr_Backend {
   const char *name;            /* "cpu": what users pass as device= */

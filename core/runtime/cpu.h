@@ -1,14 +1,11 @@
-/* cpu.h — the cpu kernels and their helpers; included by runtime.h, never on its own. */
+/* cpu.h — the cpu backend's kernels (cpu/); included after runtime.h by cpu/ files only. */
 #ifndef PR_CPU_H
 #define PR_CPU_H
 
 /* {====================== cpu helpers (cpu.c) ======================} */
 
-/* The element pointer of a float32 cpu tensor's first element. */
-float *pr_f32(const pr_Tensor *t);
-
-/* A contiguous float32 copy of t when t is not contiguous, else t retained. */
-pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+/* c (contiguous, t's shape and dtype) = t's values in logical order (any strides). */
+int pr_cpu_contiguous(pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c);
 
 /* dst += src elementwise (same shape; any strides). */
 int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
@@ -26,9 +23,6 @@ int pr_cpu_reduce_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
 int pr_cpu_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
                   pr_Tensor *out);
 
-/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
-pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
-
 /* out[m, n] = alpha · a[m, k] · b[k, n] + beta · out (2-D float32 views, any strides; out
    row-major). The batched form broadcasts leading dims right-aligned into a contiguous out. */
 int pr_cpu_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, pr_Tensor *out, float alpha,
@@ -44,29 +38,28 @@ int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr
 /* dst (a view of any strides) = src's values in logical order (same dtype and numel). */
 int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
 
+/* cat and stack (cpu_select.c): the inputs into their slices of the contiguous out along dim d
+   (stacked: d is the new dim); triu/tril: zeroes what lies outside the triangle of every matrix of
+   the contiguous out. */
+int pr_cpu_join(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
+                pr_Tensor *out);
+void pr_cpu_triangle(pr_Tensor *out, int64_t diagonal, int upper);
+
+/* out = x · mask, mask (contiguous, x's shape) drawn first: 0 or 1/(1 − p) (cpu_binary.c). */
+int pr_cpu_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask, pr_Tensor *out);
+
 /* dst (contiguous, same numel) = src converted to dst's dtype. */
 int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst);
 
-/* Uniform doubles in [0, 1) and standard normals from the runtime's generator. */
-double pr_rand_uniform(pr_Runtime *rt);
-double pr_rand_normal(pr_Runtime *rt);
-void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
+/* The optimizers' updates of n contiguous float32 elements (cpu_optim.c): SGD with its momentum
+   buffer (NULL: none; fresh: the first step), Adam/AdamW with m, v and vmax (NULL: no amsgrad). */
+void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
+                const pr_SgdArgs *a);
+void pr_cpu_adam(float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,
+                 int64_t step, const pr_AdamArgs *a);
 
 /* {========= cpu kernels of the nn ops (cpu_norm.c, cpu_loss.c, cpu_attn.c, cpu_rnn.c) ========} */
 
-/*
-** How a norm groups a contiguous x viewed as [N, C, S]: statistics per channel over the batch
-** (groups 0: batch_norm) or per sample and group of C / groups channels (instance norm: groups
-** C; group norm; layer and RMS norm: rows N, normalised elements C, S 1, groups 1).
-*/
-typedef struct pr_NormPlan {
-  int64_t N, C, S, groups;
-  int rms;                     /* x·rsqrt(mean(x²) + eps): no mean */
-  double eps;
-} pr_NormPlan;
-
-/* The number of statistics cells (means and rstds) of a plan. */
-int64_t pr_norm_cells(const pr_NormPlan *p);
 /* mean and rstd per cell; var (NULL: not wanted) gets the biased variances. */
 void pr_cpu_norm_stats(const pr_NormPlan *p, const float *x, float *mean, float *rstd, double *var);
 /* y = (x − mean)·rstd·w[c] + b[c]; w, b NULL: none. */
@@ -78,6 +71,18 @@ void pr_cpu_norm_backward(const pr_NormPlan *p, const float *x, const float *g, 
                           const float *mean, const float *rstd, int input_stats, float *gx,
                           double *gw_acc, double *gb_acc);
 
+/*
+** A norm op's values (x contiguous): mean and rstd per cell from x (input_stats, updating the
+** running buffers that are not NULL with momentum, as torch does) or from the running buffers;
+** then out. The gradient: gx, gw, gb (each NULL: not wanted) from g and the saved statistics.
+*/
+int pr_cpu_norm(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, pr_Tensor *run_mean,
+                pr_Tensor *run_var, double momentum, const pr_Tensor *xc, const pr_Tensor *w,
+                const pr_Tensor *b, pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out);
+int pr_cpu_norm_grad(pr_Runtime *rt, const pr_NormPlan *p, const pr_Tensor *x, const pr_Tensor *g,
+                     const pr_Tensor *w, const pr_Tensor *mean, const pr_Tensor *rstd,
+                     int input_stats, pr_Tensor *gx, pr_Tensor *gw, pr_Tensor *gb);
+
 /* Embedding rows: the check (PR_ERR naming the index and the vocabulary size), the gather into a
    contiguous out, and the scatter-add of g [numel(idx), d] into gw (idx contiguous; rows equal
    to pad skipped). */
@@ -85,16 +90,9 @@ int pr_cpu_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int64_t vocab);
 int pr_cpu_embedding(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *w, pr_Tensor *out);
 void pr_cpu_embedding_backward(const pr_Tensor *idx, const float *g, int64_t d, int64_t pad,
                                float *gw);
-
-/* cross_entropy and nll_loss over a contiguous input viewed as [N, C, S] (rows N·S). */
-typedef struct pr_ClassLoss {
-  int64_t N, C, S;
-  int32_t reduction;           /* prof_Reduction */
-  int64_t ignore_index;
-  double smoothing;            /* label smoothing, 0 for nll_loss */
-  int soft;                    /* probability targets, shaped like the input */
-  int nll;                     /* the input holds log-probabilities (nll_loss) */
-} pr_ClassLoss;
+/* The backward as a kernel: g (any layout) scatter-added into the contiguous gw [V, D]. */
+int pr_cpu_embedding_grad(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *g, int64_t pad,
+                          pr_Tensor *gw);
 
 /* PR_ERR naming the first class-index target outside [0, classes) that is not ignore. */
 int pr_cpu_class_targets_check(pr_Runtime *rt, const char *name, const pr_Tensor *t,
@@ -109,6 +107,14 @@ void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const 
                                 const float *tp, const float *w, const float *g, double divisor,
                                 float *gx, float *gt);
 
+/* mse_loss over d's (the broadcast) shape: d = x − t, out = (x − t)² per element (reduction none)
+   or their sum or mean, summed in double; the backward gd = 2·d·g (·1/n for mean; g one value
+   unless none) and neg = −gd (NULL: not wanted). */
+int pr_cpu_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+               pr_Tensor *d, pr_Tensor *out);
+int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,
+                        pr_Tensor *gd, pr_Tensor *neg);
+
 /* Attention scores [..., L, S] (contiguous, scaled) to probabilities in place: mask (a view
    expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;
    dropout_p > 0 writes the dropped and rescaled probabilities into A (cpu_attn.c). */
@@ -119,47 +125,27 @@ void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mas
 void pr_cpu_attn_softmax_backward(const float *P, const float *A, const float *gA, int64_t rows,
                                   int64_t S, double dropout_p, double scale, float *gS);
 
-/* A stack of recurrent layers on the cpu (cpu_rnn.c); cells are T = L = D = 1. */
-typedef struct pr_RnnPlan {
-  int cell;                    /* 0 RNN, 1 GRU (r, z, n), 2 LSTM (i, f, g, o) */
-  int relu;                    /* RNN's nonlinearity */
-  int bias;
-  int64_t T, N, In, H, L, D;   /* steps, batch, input and hidden sizes, layers, directions */
-  double dropout;              /* between layers; > 0: the workspace ends with the L − 1 masks */
-} pr_RnnPlan;
-
-/* Floats of the flat weights (PyTorch's _flat_weights order) and of the forward's workspace. */
-int64_t pr_rnn_weights_size(const pr_RnnPlan *p);
-int64_t pr_rnn_workspace_size(const pr_RnnPlan *p);
 /* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
    [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). With dropout the masks
    (0 or 1/(1 − p) per element of each inner layer's output) must already be in ws, drawn by
    pr_rnn_values. PR_ERR: out of memory. */
 int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
                        const float *w, float *ws, float *hn, float *cn);
-const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws);
-/* Gates per cell (1, 3, 4), a layer's input size, where the dropout masks start in the
-   workspace (-1: no masks). */
-int64_t pr_rnn_gates(const pr_RnnPlan *p);
-int64_t pr_rnn_in_size(const pr_RnnPlan *p, int64_t l);
-int64_t pr_rnn_masks_offset(const pr_RnnPlan *p);
 /* Backpropagation through time from the gradients of the output (time-major), h_n and c_n (each
    NULL: zero) into gx, gh0, gc0 and the flat gw (each NULL: not wanted). PR_ERR: out of memory. */
 int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,
                         const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,
                         float *gw);
 
-/*
-** The values (cpu) and gradients of a recurrent op whose results are views of one packed tensor
-** R = [output | h_n | c_n] (views: those three or NULL, each gets a node handing its gradient to
-** R). x [T, N, I] ([N, T, I] batch first), h0, c0 [L·D, N, H] or NULL, w the nw weights in
-** PyTorch's order. 0 or PR_ERR with rt->err set.
-*/
-int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int batch_first,
-                  const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0, int nw,
-                  const pr_Tensor *const *w, pr_Tensor *R, pr_Tensor *const *views);
-
-
+/* The recurrent ops' kernels on tensors: x [T, N, I] ([N, T, I] batch first, any layout), h0, c0
+   or NULL, the flat weights W; ws the workspace, R = [out | h_n | c_n]; the backward from R's
+   gradient g into gx, gh0, gc0, gw (each NULL: not wanted). */
+int pr_cpu_rnn(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *x,
+               const pr_Tensor *h0, const pr_Tensor *c0, const pr_Tensor *W, pr_Tensor *ws,
+               pr_Tensor *R);
+int pr_cpu_rnn_grad(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *W,
+                    const pr_Tensor *ws, const pr_Tensor *g, pr_Tensor *gx_out, pr_Tensor *gh0,
+                    pr_Tensor *gc0, pr_Tensor *gw);
 
 /* {====================== unary, softmax, prelu and selection kernels (cpu_unary.c) ===========} */
 
@@ -199,18 +185,7 @@ int pr_cpu_extremum_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *
 int pr_cpu_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, const pr_Tensor *b,
                  double sa, double sb, pr_Tensor *out);
 
-
 /* {====================== cpu convolution, pooling, resampling (cpu_conv/pool/resample.c) ======} */
-
-/*
-** One convolution's geometry with its spatial axes padded to three from the front (size 1, kernel
-** 1, stride 1, no padding), so 1-D to 3-D share one kernel. c and in[] describe the conv's input,
-** cout and out[] its output; pad is the left padding (the right side follows from out).
-*/
-typedef struct pr_ConvGeom {
-  int64_t n, c, cout, groups;
-  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
-} pr_ConvGeom;
 
 /*
 ** Float32 kernels (operands of any strides; results contiguous and fully overwritten):
@@ -225,15 +200,6 @@ int pr_cpu_conv_input_grad(pr_Runtime *rt, const pr_Tensor *gy, const pr_Tensor 
 int pr_cpu_conv_weight_grad(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *gy,
                             const pr_ConvGeom *g, pr_Tensor *gw);
 
-/* A pooling's geometry over planes (N·C) of three padded axes; k, stride, pad, dil unused by
-   the adaptive pools. */
-typedef struct pr_PoolGeom {
-  int64_t planes;
-  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
-  int count_include_pad;
-  int64_t divisor_override;    /* avg pool; 0: none */
-} pr_PoolGeom;
-
 /*
 ** kind: PROF_OP_MAX_POOL, _AVG_POOL, _ADAPTIVE_AVG_POOL or _ADAPTIVE_MAX_POOL. The max pools
 ** write each window's argmax (plane-local flat index, int64, out's shape) into indices when it is
@@ -243,16 +209,6 @@ int pr_cpu_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_P
                 pr_Tensor *out, pr_Tensor *indices);
 int pr_cpu_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
                          const pr_Tensor *indices, const pr_PoolGeom *g, pr_Tensor *gx);
-
-/* interpolate's geometry: planes (N·C) of three padded axes; scale[] the factor the caller gave
-   per axis (0: a size was given); align_corners 1 or 0. */
-typedef struct pr_ResampleGeom {
-  int64_t planes;
-  int64_t in[3], out[3];
-  double scale[3];
-  int32_t mode;                /* prof_InterpMode */
-  int align_corners;
-} pr_ResampleGeom;
 
 /* out = interpolate(x); gx = its adjoint applied to gy (overwritten). */
 int pr_cpu_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,

@@ -23,7 +23,13 @@
                    double s, int scalar_first, pr_Tensor *out),                                  \
     (rt, kind, a, b, s, scalar_first, out))                                                      \
   X(int, copy_into, (pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src), (rt, dst, src))     \
+  X(int, contiguous, (pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c), (rt, t, c))             \
   X(int, cast, (pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst), (rt, src, dst))          \
+  X(int, join, (pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,          \
+                 pr_Tensor *out), (rt, n, xs, d, stacked, out))                                  \
+  X(void, triangle, (pr_Tensor *out, int64_t diagonal, int upper), (out, diagonal, upper))       \
+  X(int, dropout, (pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask,               \
+                    pr_Tensor *out), (rt, x, p, mask, out))                                      \
   X(int, accumulate, (pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src), (rt, dst, src))    \
   X(int, reduce, (pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const int *reduced,     \
                    double correction, pr_Tensor *out), (rt, kind, x, reduced, correction, out))  \
@@ -68,17 +74,16 @@
   X(int, embedding, (pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *w, pr_Tensor *out), \
     (rt, idx, w, out))                                                                           \
   X(int, embedding_check, (pr_Runtime *rt, const pr_Tensor *idx, int64_t vocab), (rt, idx, vocab))\
-  X(void, embedding_backward, (const pr_Tensor *idx, const float *g, int64_t d, int64_t pad,    \
-                               float *gw), (idx, g, d, pad, gw))                                 \
-  X(void, norm_stats, (const pr_NormPlan *p, const float *x, float *mean, float *rstd,          \
-                       double *var), (p, x, mean, rstd, var))                                    \
-  X(void, norm_apply, (const pr_NormPlan *p, const float *x, const float *mean,                 \
-                       const float *rstd, const float *w, const float *b, float *y),             \
-    (p, x, mean, rstd, w, b, y))                                                                 \
-  X(void, norm_backward, (const pr_NormPlan *p, const float *x, const float *g, const float *w, \
-                          const float *mean, const float *rstd, int input_stats, float *gx,      \
-                          double *gw_acc, double *gb_acc),                                       \
-    (p, x, g, w, mean, rstd, input_stats, gx, gw_acc, gb_acc))                                   \
+  X(int, embedding_backward, (pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *g,         \
+                              int64_t pad, pr_Tensor *gw), (rt, idx, g, pad, gw))                \
+  X(int, norm, (pr_Runtime *rt, const pr_NormPlan *p, int input_stats, pr_Tensor *run_mean,     \
+                 pr_Tensor *run_var, double momentum, const pr_Tensor *xc, const pr_Tensor *w,   \
+                 const pr_Tensor *b, pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out),          \
+    (rt, p, input_stats, run_mean, run_var, momentum, xc, w, b, mean, rstd, out))               \
+  X(int, norm_backward, (pr_Runtime *rt, const pr_NormPlan *p, const pr_Tensor *x,              \
+                         const pr_Tensor *g, const pr_Tensor *w, const pr_Tensor *mean,          \
+                         const pr_Tensor *rstd, int input_stats, pr_Tensor *gx, pr_Tensor *gw,   \
+                         pr_Tensor *gb), (rt, p, x, g, w, mean, rstd, input_stats, gx, gw, gb))  \
   X(int, class_targets_check, (pr_Runtime *rt, const char *name, const pr_Tensor *t,            \
                                int64_t classes, int64_t ignore), (rt, name, t, classes, ignore)) \
   X(void, class_loss, (const pr_ClassLoss *p, const float *x, const int64_t *ti,                \
@@ -88,17 +93,26 @@
                                 const float *tp, const float *w, const float *g, double divisor, \
                                 float *gx, float *gt),                                           \
     (p, logp, ti, tp, w, g, divisor, gx, gt))                                                    \
+  X(int, mse, (pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,           \
+                pr_Tensor *d, pr_Tensor *out), (rt, x, t, reduction, d, out))                    \
+  X(int, mse_backward, (pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,  \
+                        pr_Tensor *gd, pr_Tensor *neg), (rt, d, g, reduction, gd, neg))          \
   X(void, attn_softmax, (pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,  \
                          double dropout_p, float *A), (rt, scores, mask, causal, dropout_p, A))  \
   X(void, attn_softmax_backward, (const float *P, const float *A, const float *gA,              \
                                   int64_t rows, int64_t S, double dropout_p, double scale,       \
                                   float *gS), (P, A, gA, rows, S, dropout_p, scale, gS))         \
-  X(int, rnn_forward, (const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,   \
-                       const float *w, float *ws, float *hn, float *cn),                         \
-    (p, x, h0, c0, w, ws, hn, cn))                                                               \
-  X(int, rnn_backward, (const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,\
-                        const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,   \
-                        float *gw), (p, w, ws, gout, ghn, gcn, gx, gh0, gc0, gw))
+  X(void, sgd, (float *p, const float *grad, float *buf, int64_t n, int fresh,                 \
+                 const pr_SgdArgs *a), (p, grad, buf, n, fresh, a))                              \
+  X(void, adam, (float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,       \
+                  int64_t step, const pr_AdamArgs *a), (p, grad, m, v, vmax, n, step, a))        \
+  X(int, rnn_forward, (pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *x, \
+                       const pr_Tensor *h0, const pr_Tensor *c0, const pr_Tensor *W,             \
+                       pr_Tensor *ws, pr_Tensor *R), (rt, p, batch_first, x, h0, c0, W, ws, R))  \
+  X(int, rnn_backward, (pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *W,\
+                        const pr_Tensor *ws, const pr_Tensor *g, pr_Tensor *gx, pr_Tensor *gh0,  \
+                        pr_Tensor *gc0, pr_Tensor *gw), (rt, p, batch_first, W, ws, g, gx, gh0,  \
+                                                         gc0, gw))
 
 #define PR_KERNEL_FIELD(ret, name, params, args) ret(*name) params;
 struct pr_Kernels {

@@ -41,11 +41,58 @@ void pr_op_begin(prof_Op *op, prof_OpKind kind, const pr_Tensor *in0, const pr_T
 
 pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out) {
   if (out == NULL) return NULL;
-  if (pr_record(rt, op, out) != 0) {
+  if (rt->rec == NULL) return out;
+  pr_operand(out, &op->out);
+  if (prof_op_begin(rt->rec, op) != PROF_OK) {
+    pr_error(rt, "%s", prof_errmsg(rt->rec));
     pr_tensor_release(out);
     return NULL;
   }
+  pr_op_ended(rt, op);
   return out;
+}
+
+int pr_op_open(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype) {
+  if (rt->rec == NULL) return 0;
+  op->out.ndim = ndim;
+  op->out.dtype = dtype;
+  for (int i = 0; i < ndim && i < PR_MAX_DIMS; i++) op->out.dim[i] = shape[i];
+  if (prof_op_begin(rt->rec, op) != PROF_OK) return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  return 0;
+}
+
+pr_Tensor *pr_op_alloc(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype,
+                       int device) {
+  if (pr_op_open(rt, op, ndim, shape, dtype) != 0) return NULL;
+  pr_Tensor *out = pr_tensor_new(rt, ndim, shape, dtype, device);
+  if (out == NULL && rt->rec != NULL) pr_op_ended(rt, op);
+  return out;
+}
+
+pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc) {
+  if (rt->rec != NULL) pr_op_ended(rt, op);
+  if (rc == 0) return out;
+  pr_tensor_release(out);
+  return NULL;
+}
+
+int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, int64_t flops,
+                  int64_t bytes_read, int64_t bytes_written) {
+  memset(op, 0, sizeof *op);
+  if (rt->rec == NULL) return 0;
+  op->kind = PROF_OP_CUSTOM;
+  op->name = name;
+  op->macs = macs;
+  op->flops = flops;
+  op->bytes_read = bytes_read;
+  op->bytes_written = bytes_written;
+  if (prof_op_begin(rt->rec, op) != PROF_OK) return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  return 0;
+}
+
+int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc) {
+  if (rt->rec != NULL) pr_op_ended(rt, op);
+  return rc;
 }
 
 int pr_is_float(int dtype) {
@@ -96,4 +143,14 @@ pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) 
   pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
   pr_tensor_release(s);
   return v;
+}
+
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
+  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
+  if (c != NULL && PR_K(t)->contiguous(rt, t, c) != 0) {
+    pr_tensor_release(c);
+    return NULL;
+  }
+  return c;
 }

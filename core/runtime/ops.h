@@ -240,9 +240,16 @@ pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Ten
                                 const pr_Tensor *c, int nw, const pr_Tensor *const *w,
                                 const pr_RnnArgs *a, pr_Tensor **c_out);
 
-/* Records work a fused cpu kernel did (a backward) as a PROF_OP_CUSTOM op named name. */
-int pr_record_work(pr_Runtime *rt, const char *name, int64_t macs, int64_t flops,
-                   int64_t bytes_read, int64_t bytes_written);
+
+/*
+** The values and gradients of a recurrent op (ops_rnn.c) whose results are views of one packed tensor
+** R = [output | h_n | c_n] (views: those three or NULL, each gets a node handing its gradient to
+** R). x [T, N, I] ([N, T, I] batch first), h0, c0 [L·D, N, H] or NULL, w the nw weights in
+** PyTorch's order. 0 or PR_ERR with rt->err set.
+*/
+int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int batch_first,
+                  const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0, int nw,
+                  const pr_Tensor *const *w, pr_Tensor *R, pr_Tensor *const *views);
 
 /* {====================== optimizers (optim.c) ======================} */
 

@@ -158,17 +158,12 @@ static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, c
   pr_op_begin(&op, PROF_OP_CONV, x, w, b);
   conv_op(&op, eff, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
-  if (out != NULL && pr_holds_values(out)) {
-    pr_ConvGeom geo;
-    conv_geom(&geo, nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, shape + 2,
-              w->shape + 2, eff);
-    if (PR_K(out)->conv(rt, x, w, b, &geo, out) != 0) {
-      pr_tensor_release(out);
-      return NULL;
-    }
-  }
-  return out;
+  pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
+  if (out == NULL) return NULL;
+  pr_ConvGeom geo;
+  conv_geom(&geo, nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, shape + 2,
+            w->shape + 2, eff);
+  return pr_op_end(rt, &op, out, PR_K(out)->conv(rt, x, w, b, &geo, out));
 }
 
 static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
@@ -205,17 +200,12 @@ static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Te
   pr_op_begin(&op, PROF_OP_CONV_TRANSPOSE, x, w, b);
   conv_op(&op, a, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nsp + 2, shape, x->dtype, x->device));
-  if (out != NULL && pr_holds_values(out)) {
-    /* the adjoint of the conv from out's shape to x's, whose weight layout w already is */
-    pr_ConvGeom geo;
-    conv_geom(&geo, nsp, x->shape[0], cout, x->shape[1], shape + 2, x->shape + 2, w->shape + 2, a);
-    if (PR_K(out)->conv_input_grad(rt, x, w, b, &geo, out) != 0) {
-      pr_tensor_release(out);
-      return NULL;
-    }
-  }
-  return out;
+  pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
+  if (out == NULL) return NULL;
+  /* the adjoint of the conv from out's shape to x's, whose weight layout w already is */
+  pr_ConvGeom geo;
+  conv_geom(&geo, nsp, x->shape[0], cout, x->shape[1], shape + 2, x->shape + 2, w->shape + 2, a);
+  return pr_op_end(rt, &op, out, PR_K(out)->conv_input_grad(rt, x, w, b, &geo, out));
 }
 
 /* {====================== gradients ======================} */
@@ -242,16 +232,11 @@ static pr_Tensor *apply_op(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *in
     int64_t extra = like->shape[2 + i] - full;
     op.output_padding[i] = kind == PROF_OP_CONV_TRANSPOSE && extra > 0 ? extra : 0;
   }
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, like->ndim, like->shape, in->dtype,
-                                                       in->device));
-  if (out == NULL || !pr_holds_values(out)) return out;
+  pr_Tensor *out = pr_op_alloc(rt, &op, like->ndim, like->shape, in->dtype, in->device);
+  if (out == NULL) return NULL;
   int rc = kind == PROF_OP_CONV ? PR_K(out)->conv(rt, in, w, NULL, geo, out)
                                 : PR_K(out)->conv_input_grad(rt, in, w, NULL, geo, out);
-  if (rc != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
-  return out;
+  return pr_op_end(rt, &op, out, rc);
 }
 
 static void operand(prof_Operand *o, int ndim, const int64_t *dims, int dtype) {
@@ -272,13 +257,11 @@ static pr_Tensor *weight_grad_op(pr_Runtime *rt, const pr_Tensor *xin, const pr_
   op.ninputs = 2;
   operand(&op.in[0], nd, da + !grouped, gout->dtype);
   operand(&op.in[1], nd, db + !grouped, xin->dtype);
-  pr_Tensor *r = pr_op_finish(rt, &op, pr_tensor_new(rt, nd, dout + !grouped, gout->dtype,
-                                                     gout->device));
+  pr_Tensor *r = pr_op_alloc(rt, &op, nd, dout + !grouped, gout->dtype,
+                                                     gout->device);
   if (r == NULL) return NULL;
-  if (pr_holds_values(r) && PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r) != 0) {
-    pr_tensor_release(r);
-    return NULL;
-  }
+  r = pr_op_end(rt, &op, r, PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r));
+  if (r == NULL) return NULL;
   int64_t st[PR_MAX_DIMS], s = 1;
   for (int i = w->ndim - 1; i >= 0; s *= w->shape[i--]) st[i] = s;
   pr_Tensor *v = pr_tensor_view(rt, r, w->ndim, w->shape, st, 0);
@@ -451,18 +434,13 @@ static int pool_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
     op.bytes_read = nbytes(&fwd.out);
     op.bytes_written = nbytes(&fwd.in[0]);
   }
-  pr_Tensor *gx = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device));
+  pr_Tensor *gx = pr_op_alloc(rt, &op, x->ndim, x->shape, g->dtype, g->device);
   if (gx == NULL) return PR_ERR;
-  if (pr_holds_values(gx)) {
-    pr_PoolGeom geo;
-    pool_geom(&geo, x, g, nsp, args);
-    if (PR_K(gx)->pool_backward(rt, kind, g, n->saved[1], &geo, gx) != 0) {
-      pr_tensor_release(gx);
-      return PR_ERR;
-    }
-  }
+  pr_PoolGeom geo;
+  pool_geom(&geo, x, g, nsp, args);
+  gx = pr_op_end(rt, &op, gx, PR_K(gx)->pool_backward(rt, kind, g, n->saved[1], &geo, gx));
   gin[0] = gx;
-  return 0;
+  return gx != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_PoolArgs *a) {
@@ -497,22 +475,23 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
   pool_fields(&op, nsp, args);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   int grad = pr_needs_grad(rt, x, NULL, NULL);
   pr_Tensor *idx = NULL;
+  int rc = 0;
   if (pr_holds_values(out)) {
     pr_PoolGeom geo;
     pool_geom(&geo, x, out, nsp, args);
     /* the argmax of every window, kept for the backward (an internal tensor, not an op) */
     if (grad && is_max_pool(kind))
       idx = pr_tensor_new(rt, out->ndim, out->shape, PROF_I64, out->device);
-    if ((grad && is_max_pool(kind) && idx == NULL) ||
-        PR_K(out)->pool(rt, kind, x, &geo, out, idx) != 0) {
-      pr_tensor_release(idx);
-      pr_tensor_release(out);
-      return NULL;
-    }
+    rc = grad && is_max_pool(kind) && idx == NULL ? PR_ERR
+                                                  : PR_K(out)->pool(rt, kind, x, &geo, out, idx);
+  }
+  if ((out = pr_op_end(rt, &op, out, rc)) == NULL) {
+    pr_tensor_release(idx);
+    return NULL;
   }
   if (!grad) return out;
   pr_Node *n = pr_node_attach(rt, out, pool_backward, name, 1, &x);

@@ -1,4 +1,4 @@
-/* ops_dense.c — linear and the matmul family: shapes, checks and records. */
+/* ops_dense.c — linear: shapes, checks, the event around its kernel, and its gradient. */
 #include <string.h>
 
 #include "runtime.h"
@@ -46,12 +46,9 @@ pr_Tensor *pr_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, con
   prof_Op op;
   pr_op_begin(&op, PROF_OP_LINEAR, x, w, b);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if (PR_K(out)->linear(rt, x, w, b, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  if ((out = pr_op_end(rt, &op, out, PR_K(out)->linear(rt, x, w, b, out))) == NULL) return NULL;
   if (pr_needs_grad(rt, x, w, b)) {
     const pr_Tensor *in[3] = {x, w, b};
     pr_Node *n = pr_node_attach(rt, out, linear_backward, "linear", 3, in);

@@ -455,7 +455,7 @@ static int einsum_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
 }
 
 /* The cpu values into out (recorded) and the gradient node; e is the validated equation. */
-static pr_Tensor *einsum_result(pr_Runtime *rt, const Einsum *e, const pr_Tensor *a,
+static pr_Tensor *einsum_result(pr_Runtime *rt, prof_Op *op, const Einsum *e, const pr_Tensor *a,
                                 const pr_Tensor *b, pr_Tensor *out) {
   if (out == NULL) return NULL;
   int nops = b != NULL ? 2 : 1;
@@ -464,20 +464,20 @@ static pr_Tensor *einsum_result(pr_Runtime *rt, const Einsum *e, const pr_Tensor
   Term in[2] = {{0, {0}}, {0, {0}}}, o;
   ein_strip(rt, e->eq, eq);
   ein_terms(e, eq, nops, ops, in, &o);
+  int rc = 0;
   if (pr_holds_values(out)) {
     pr_Runtime quiet = *rt;   /* the decomposition's ops are the kernel's, not the model's */
     quiet.rec = NULL;
     quiet.grad_enabled = 0;
     pr_Tensor *r = out->dtype == PROF_F32 ? ein_compute(&quiet, nops, in, &o, a, b) : NULL;
-    int rc = r != NULL ? PR_K(out)->copy_into(rt, out, r) : PR_ERR;
+    rc = r != NULL ? PR_K(out)->copy_into(rt, out, r) : PR_ERR;
     pr_tensor_release(r);
     if (rc != 0) {
-      if (out->dtype != PROF_F32) pr_error(rt, "einsum: cpu kernels compute float32");
+      if (out->dtype != PROF_F32) pr_error(rt, "einsum: %s kernels compute float32", out->be->name);
       else if (rt->err[0] == '\0' || quiet.err[0] != '\0') pr_error(rt, "%s", quiet.err);
-      pr_tensor_release(out);
-      return NULL;
     }
   }
+  if ((out = pr_op_end(rt, op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, a, b, NULL)) return out;
   const pr_Tensor *inputs[2] = {a, b};
   pr_Node *n = pr_node_attach(rt, out, einsum_backward, "einsum", nops, inputs);
@@ -508,6 +508,5 @@ pr_Tensor *pr_einsum(pr_Runtime *rt, const char *equation, const pr_Tensor *a,
   prof_Op op;
   pr_op_begin(&op, PROF_OP_EINSUM, a, b, NULL);
   op.equation = equation;
-  return einsum_result(rt, &e, a, b,
-                       pr_op_finish(rt, &op, pr_tensor_new(rt, ndim, shape, a->dtype, a->device)));
+  return einsum_result(rt, &op, &e, a, b, pr_op_alloc(rt, &op, ndim, shape, a->dtype, a->device));
 }

@@ -101,15 +101,14 @@ static int addmm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
 }
 
 /* Computes a product op's values (cpu) and attaches its gradient; out is the shaped result. */
-static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *c,
-                                 const pr_Tensor *a, const pr_Tensor *b, double beta, double alpha,
-                                 pr_Tensor *out) {
+static pr_Tensor *product_result(pr_Runtime *rt, prof_Op *op, prof_OpKind kind,
+                                 const pr_Tensor *c, const pr_Tensor *a, const pr_Tensor *b,
+                                 double beta, double alpha, pr_Tensor *out) {
   if (out == NULL) return NULL;
-  if (pr_holds_values(out)) {
-    if (out->dtype != PROF_F32) {
-      pr_tensor_release(out);
-      return pr_fail(rt, "%s: cpu kernels compute float32", prof_op_kind_name(kind));
-    }
+  int rc = 0;
+  if (pr_holds_values(out) && out->dtype != PROF_F32)
+    rc = pr_error(rt, "%s: %s kernels compute float32", prof_op_kind_name(kind), out->be->name);
+  if (pr_holds_values(out) && rc == 0) {
     /* 1-D operands of matmul are promoted by views that never reach the profile */
     pr_Runtime quiet = *rt;
     quiet.rec = NULL;
@@ -117,7 +116,7 @@ static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tens
     pr_Tensor *a2 = a->ndim == 1 ? pr_unsqueeze(&quiet, a, 0) : pr_tensor_retain((pr_Tensor *)a);
     pr_Tensor *b2 = b->ndim == 1 ? pr_unsqueeze(&quiet, b, 1) : pr_tensor_retain((pr_Tensor *)b);
     pr_Tensor *o2 = NULL;
-    int rc = PR_ERR;
+    rc = PR_ERR;
     if (a2 != NULL && b2 != NULL) {
       int64_t shape[PR_MAX_DIMS + 2];
       int nb;
@@ -141,12 +140,9 @@ static pr_Tensor *product_result(pr_Runtime *rt, prof_OpKind kind, const pr_Tens
     pr_tensor_release(a2);
     pr_tensor_release(b2);
     pr_tensor_release(o2);
-    if (rc != 0) {
-      if (quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
-      pr_tensor_release(out);
-      return NULL;
-    }
+    if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
   }
+  if ((out = pr_op_end(rt, op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, c, a, b)) return out;
   const pr_Tensor *in[3] = {c, a, b};
   pr_Node *n = c != NULL ? pr_node_attach(rt, out, addmm_backward, prof_op_kind_name(kind), 3, in)
@@ -191,8 +187,8 @@ pr_Tensor *pr_matmul(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   if (b->ndim >= 2) shape[n++] = b->shape[b->ndim - 1];
   prof_Op op;
   pr_op_begin(&op, PROF_OP_MATMUL, a, b, NULL);
-  return product_result(rt, PROF_OP_MATMUL, NULL, a, b, 0, 1,
-                        pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, a->dtype, a->device)));
+  return product_result(rt, &op, PROF_OP_MATMUL, NULL, a, b, 0, 1,
+                        pr_op_alloc(rt, &op, n, shape, a->dtype, a->device));
 }
 
 pr_Tensor *pr_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
@@ -205,8 +201,8 @@ pr_Tensor *pr_mm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   int64_t shape[2] = {a->shape[0], b->shape[1]};
   prof_Op op;
   pr_op_begin(&op, PROF_OP_MM, a, b, NULL);
-  return product_result(rt, PROF_OP_MM, NULL, a, b, 0, 1,
-                        pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device)));
+  return product_result(rt, &op, PROF_OP_MM, NULL, a, b, 0, 1,
+                        pr_op_alloc(rt, &op, 2, shape, a->dtype, a->device));
 }
 
 /* The checks bmm and baddbmm share; fills the product's shape [B, n, p]. */
@@ -236,8 +232,8 @@ pr_Tensor *pr_bmm(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b) {
   if (check_batched(rt, "bmm", a, b, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_BMM, a, b, NULL);
-  return product_result(rt, PROF_OP_BMM, NULL, a, b, 0, 1,
-                        pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device)));
+  return product_result(rt, &op, PROF_OP_BMM, NULL, a, b, 0, 1,
+                        pr_op_alloc(rt, &op, 3, shape, a->dtype, a->device));
 }
 
 /* {====================== addmm, baddbmm ======================} */
@@ -269,8 +265,8 @@ pr_Tensor *pr_addmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a, cons
   if (check_added(rt, "addmm", c, 2, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_ADDMM, c, a, b);
-  return product_result(rt, PROF_OP_ADDMM, c, a, b, beta, alpha,
-                        pr_op_finish(rt, &op, pr_tensor_new(rt, 2, shape, a->dtype, a->device)));
+  return product_result(rt, &op, PROF_OP_ADDMM, c, a, b, beta, alpha,
+                        pr_op_alloc(rt, &op, 2, shape, a->dtype, a->device));
 }
 
 pr_Tensor *pr_baddbmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a,
@@ -281,6 +277,6 @@ pr_Tensor *pr_baddbmm(pr_Runtime *rt, const pr_Tensor *c, const pr_Tensor *a,
   if (check_added(rt, "baddbmm", c, 3, shape) != 0) return NULL;
   prof_Op op;
   pr_op_begin(&op, PROF_OP_BADDBMM, c, a, b);
-  return product_result(rt, PROF_OP_BADDBMM, c, a, b, beta, alpha,
-                        pr_op_finish(rt, &op, pr_tensor_new(rt, 3, shape, a->dtype, a->device)));
+  return product_result(rt, &op, PROF_OP_BADDBMM, c, a, b, beta, alpha,
+                        pr_op_alloc(rt, &op, 3, shape, a->dtype, a->device));
 }

@@ -8,14 +8,14 @@
 
 /* {====================== losses ======================} */
 
-/* The result of a loss: unreduced (shape of the elements) or a 0-d tensor. */
+/* The result of a loss, allocated inside its open op: unreduced (shape of the elements) or 0-d. */
 static pr_Tensor *loss_result(pr_Runtime *rt, prof_Op *op, int reduction, int ndim,
                               const int64_t *shape, const pr_Tensor *x) {
   if (reduction < PROF_REDUCE_MEAN || reduction > PROF_REDUCE_NONE)
     return pr_fail(rt, "%s: unknown reduction %d", prof_op_kind_name(op->kind), reduction);
   op->mode = reduction;
   int n = reduction == PROF_REDUCE_NONE ? ndim : 0;
-  return pr_op_finish(rt, op, pr_tensor_new(rt, n, shape, x->dtype, x->device));
+  return pr_op_alloc(rt, op, n, shape, x->dtype, x->device);
 }
 
 /*
@@ -106,13 +106,15 @@ static int class_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
   else flops = numel * (p.smoothing > 0 ? 7 : 3);
   char name[48];
   snprintf(name, sizeof name, "%s_backward", n->name);
-  if (pr_record_work(rt, name, 0, flops, 4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
-                     (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
-                     4 * (numel + (gin[1] ? numel : 0))) != 0)
+  prof_Op work;
+  if (pr_work_begin(rt, &work, name, 0, flops,
+                    4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
+                        (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
+                    4 * (numel + (gin[1] ? numel : 0))) != 0)
     return PR_ERR;
-  if (!pr_holds_values(t)) return 0;
+  if (!pr_holds_values(t)) return pr_op_close(rt, &work, 0);
   pr_Tensor *gc = pr_contiguous_data(rt, g);
-  if (gc == NULL) return PR_ERR;
+  if (gc == NULL) return pr_op_close(rt, &work, PR_ERR);
   /* without an input gradient the kernel still needs somewhere to write it */
   pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
                          : pr_tensor_new(rt, 1, &numel, PROF_F32, t->device);
@@ -122,14 +124,15 @@ static int class_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
                                n->args.f[1], pr_f32(gx), gin[1] ? pr_f32(gin[1]) : NULL);
   pr_tensor_release(gc);
   pr_tensor_release(gx);
-  return gx != NULL ? 0 : PR_ERR;
+  return pr_op_close(rt, &work, gx != NULL ? 0 : PR_ERR);
 }
 
 /* The values of a class loss on the cpu and its gradient (input; probability targets too). */
-static pr_Tensor *class_result(pr_Runtime *rt, pr_Tensor *out, const char *name,
+static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const char *name,
                                const pr_Tensor *x, const pr_Tensor *t, const pr_Tensor *w,
                                const pr_ClassLoss *p) {
   if (out == NULL) return NULL;
+  int open = 1;              /* op stays open until the values are in out */
   pr_Tensor *xc = NULL, *tc = NULL, *wc = NULL, *logp = NULL;
   double divisor = 0;
   int cpu = pr_holds_values(out);
@@ -143,8 +146,11 @@ static pr_Tensor *class_result(pr_Runtime *rt, pr_Tensor *out, const char *name,
     int64_t numel = pr_numel(x);
     if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device)) == NULL) goto fail;
     PR_K(out)->class_loss(p, pr_f32(xc), p->soft ? NULL : i64(tc), p->soft ? pr_f32(tc) : NULL,
-                      wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out), &divisor);
+                          wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out),
+                          &divisor);
   }
+  open = 0;
+  if ((out = pr_op_end(rt, op, out, 0)) == NULL) goto fail;
   if (pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
     const pr_Tensor *in[2] = {x, p->soft ? t : NULL};
     pr_Node *n = pr_node_attach(rt, out, class_backward, name, 2, in);
@@ -166,7 +172,8 @@ fail:
   pr_tensor_release(tc);
   pr_tensor_release(wc);
   pr_tensor_release(logp);
-  pr_tensor_release(out);
+  if (open) pr_op_end(rt, op, out, PR_ERR);
+  else pr_tensor_release(out);
   return NULL;
 }
 
@@ -193,7 +200,8 @@ pr_Tensor *pr_cross_entropy(pr_Runtime *rt, const pr_Tensor *input, const pr_Ten
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CROSS_ENTROPY, input, target, weight);
   pr_ClassLoss p = class_plan(input, a, pr_is_float(target->dtype), 0);
-  return class_result(rt, loss_result(rt, &op, a->reduction, ndim, shape, input), "cross_entropy",
+  return class_result(rt, &op, loss_result(rt, &op, a->reduction, ndim, shape, input),
+                      "cross_entropy",
                       input, target, weight, &p);
 }
 
@@ -206,7 +214,7 @@ pr_Tensor *pr_nll_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   prof_Op op;
   pr_op_begin(&op, PROF_OP_NLL_LOSS, input, target, weight);
   pr_ClassLoss p = class_plan(input, a, 0, 1);
-  return class_result(rt, loss_result(rt, &op, a->reduction, ndim, shape, input), "nll_loss",
+  return class_result(rt, &op, loss_result(rt, &op, a->reduction, ndim, shape, input), "nll_loss",
                       input, target, weight, &p);
 }
 
@@ -223,21 +231,11 @@ static int mse_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   int rc = PR_ERR;
   if (gd == NULL || (n->inputs[1] && neg == NULL)) goto end;
   /* 2·d·s per element, and a negation for the target */
-  if (pr_record_work(rt, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
+  prof_Op work;
+  if (pr_work_begin(rt, &work, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
                      4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
     goto end;
-  if (pr_holds_values(d)) {
-    pr_Tensor *gc = pr_contiguous_data(rt, g);
-    if (gc == NULL) goto end;
-    const float *dp = pr_f32(d), *gp = pr_f32(gc);
-    float *o = pr_f32(gd);
-    double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)numel : 2.0;
-    for (int64_t i = 0; i < numel; i++) {
-      o[i] = (float)(scale * dp[i] * gp[reduction == PROF_REDUCE_NONE ? i : 0]);
-      if (neg != NULL) pr_f32(neg)[i] = -o[i];
-    }
-    pr_tensor_release(gc);
-  }
+  if (pr_op_close(rt, &work, PR_K(d)->mse_backward(rt, d, g, reduction, gd, neg)) != 0) goto end;
   rc = 0;
   if (n->inputs[0] != NULL && (gin[0] = pr_sum_to(rt, gd, n->saved[1])) == NULL) rc = PR_ERR;
   if (rc == 0 && neg != NULL && (gin[1] = pr_sum_to(rt, neg, n->saved[2])) == NULL) rc = PR_ERR;
@@ -247,37 +245,6 @@ end:
   return rc;
 }
 
-/* (x − t)² over the broadcast shape, summed in double; d = x − t kept for the gradient. */
-static int mse_cpu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
-                   pr_Tensor *d, pr_Tensor *out) {
-  pr_Runtime quiet = *rt;      /* the broadcast views are the kernel's, not the model's ops */
-  quiet.rec = NULL;
-  quiet.grad_enabled = 0;
-  pr_Tensor *xe = pr_expand(&quiet, x, d->ndim, d->shape);
-  pr_Tensor *te = xe ? pr_expand(&quiet, t, d->ndim, d->shape) : NULL;
-  pr_Tensor *xc = te ? pr_contiguous_data(&quiet, xe) : NULL;
-  pr_Tensor *tc = xc ? pr_contiguous_data(&quiet, te) : NULL;
-  if (tc != NULL) {
-    const float *xp = pr_f32(xc), *tp = pr_f32(tc);
-    float *dp = pr_f32(d), *o = pr_f32(out);
-    double sum = 0;
-    int64_t numel = pr_numel(d);
-    for (int64_t i = 0; i < numel; i++) {
-      double v = (double)xp[i] - tp[i];
-      dp[i] = (float)v;
-      if (reduction == PROF_REDUCE_NONE) o[i] = (float)(v * v);
-      sum += v * v;
-    }
-    if (reduction != PROF_REDUCE_NONE)
-      o[0] = (float)(reduction == PROF_REDUCE_MEAN ? sum / (double)numel : sum);
-  }
-  pr_tensor_release(xe);
-  pr_tensor_release(te);
-  pr_tensor_release(xc);
-  pr_tensor_release(tc);
-  if (tc != NULL) return 0;
-  return pr_error(rt, "%s", quiet.err);
-}
 
 pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
                        int reduction) {
@@ -298,11 +265,12 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   if (out == NULL) return NULL;
   pr_Tensor *d = NULL;
   int grad = pr_needs_grad(rt, input, target, NULL);
+  int rc = 0;
   if (pr_holds_values(out) || grad) {
     d = pr_tensor_new(rt, ndim, shape, PROF_F32, input->device);
-    if (d == NULL || (pr_holds_values(out) && mse_cpu(rt, input, target, reduction, d, out) != 0))
-      goto fail;
+    if (d == NULL || PR_K(out)->mse(rt, input, target, reduction, d, out) != 0) rc = PR_ERR;
   }
+  if ((out = pr_op_end(rt, &op, out, rc)) == NULL) goto fail;
   if (grad) {
     const pr_Tensor *in[2] = {input, target};
     pr_Node *n = pr_node_attach(rt, out, mse_backward, "mse_loss", 2, in);

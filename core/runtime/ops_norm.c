@@ -7,8 +7,8 @@
 #include "runtime.h"
 
 /*
-** Values: the norms and embedding compute on the cpu (cpu_norm.c) after the op is recorded, and
-** attach their gradients. Dropout in eval returns a view of x, which is already right.
+** Values: the norms, embedding and dropout run their device's kernels inside the op, then attach
+** their gradients. Dropout in eval returns a view of x, which is already right.
 */
 
 /* A per-channel (or normalized_shape) parameter: NULL, or exactly the expected shape. */
@@ -55,60 +55,6 @@ typedef struct Running {
   double momentum;
 } Running;
 
-static float *at1(const pr_Tensor *t, int64_t i) {
-  return (float *)t->storage->data + t->offset + i * t->stride[0];
-}
-
-/*
-** The running statistics move towards the batch's (torch's batch_norm: momentum, and the unbiased
-** variance); instance norm averages its per-sample statistics over the batch first, as torch
-** repeats the buffers per sample and then takes their mean.
-*/
-static void update_running(const pr_NormPlan *p, const Running *run, const float *mean,
-                           const double *var) {
-  int64_t per = p->groups == 0 ? p->N * p->S : p->S, reps = p->groups == 0 ? 1 : p->N;
-  double unbias = per > 1 ? (double)per / (double)(per - 1) : NAN, m = run->momentum;
-  for (int64_t c = 0; c < p->C; c++) {
-    double mu = 0, v = 0;
-    for (int64_t r = 0; r < reps; r++) {
-      mu += mean[r * p->C + c];
-      v += var[r * p->C + c] * unbias;
-    }
-    float *rm = run->mean ? at1(run->mean, c) : NULL, *rv = run->var ? at1(run->var, c) : NULL;
-    if (rm != NULL) *rm = (float)((1 - m) * *rm + m * mu / (double)reps);
-    if (rv != NULL) *rv = (float)((1 - m) * *rv + m * v / (double)reps);
-  }
-}
-
-/* Fills out (contiguous, float32) and the per-cell statistics the backward reads. */
-static int norm_cpu(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, const Running *run,
-                    const pr_Tensor *xc, const pr_Tensor *w, const pr_Tensor *b,
-                    pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out) {
-  int64_t cells = pr_norm_cells(p);
-  float *mp = pr_f32(mean), *rp = pr_f32(rstd);
-  if (input_stats) {
-    double *var = run->mean || run->var ? malloc(sizeof *var * (size_t)(cells ? cells : 1)) : NULL;
-    if ((run->mean || run->var) && var == NULL) return pr_error(rt, "norm: out of memory");
-    PR_K(xc)->norm_stats(p, pr_f32(xc), mp, rp, var);
-    if (var != NULL) update_running(p, run, mp, var);
-    free(var);
-  } else {
-    /* cell k of batch_norm is channel k; of instance norm, sample k / C and channel k % C */
-    for (int64_t k = 0; k < cells; k++) {
-      mp[k] = *at1(run->mean, k % p->C);
-      rp[k] = (float)(1.0 / sqrt((double)*at1(run->var, k % p->C) + p->eps));
-    }
-  }
-  pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL, *bc = b ? pr_contiguous_data(rt, b) : NULL;
-  int rc = (w && !wc) || (b && !bc) ? PR_ERR : 0;
-  if (rc == 0)
-    PR_K(out)->norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
-                      pr_f32(out));
-  pr_tensor_release(wc);
-  pr_tensor_release(bc);
-  return rc;
-}
-
 /* A new tensor of t's shape on its device, float32 gradients. */
 static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
   return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
@@ -141,49 +87,37 @@ static int norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   int64_t wrote = (gin[0] ? numel : 0) + (gin[1] ? p.C : 0) + (gin[2] ? p.C : 0);
   char name[48];
   snprintf(name, sizeof name, "%s_backward", n->name);
-  if (pr_record_work(rt, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
-                     es * wrote) != 0)
+  prof_Op work;
+  if (pr_work_begin(rt, &work, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
+                    es * wrote) != 0)
     return PR_ERR;
-  if (!pr_holds_values(x)) return 0;
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  double *acc = gc ? calloc((size_t)(2 * p.C + 1), sizeof *acc) : NULL;
-  if (acc == NULL) {
-    pr_tensor_release(gc);
-    return pr_error(rt, "%s backward: out of memory", n->name);
-  }
-  PR_K(x)->norm_backward(&p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
-                       input_stats, gin[0] ? pr_f32(gin[0]) : NULL, gin[1] ? acc : NULL,
-                       gin[2] ? acc + p.C : NULL);
-  for (int i = 1; i < 3; i++)
-    if (gin[i] != NULL)
-      for (int64_t c = 0; c < p.C; c++) pr_f32(gin[i])[c] = (float)acc[(i - 1) * p.C + c];
-  free(acc);
-  pr_tensor_release(gc);
-  return 0;
+  return pr_op_close(rt, &work, PR_K(x)->norm_backward(rt, &p, x, g, w, mean, rstd, input_stats,
+                                                        gin[0], gin[1], gin[2]));
 }
 
 /*
 ** Computes a norm's values on the cpu and attaches its gradient; out is the recorded result.
 ** input_stats: statistics from x (else from run, which then holds both buffers).
 */
-static pr_Tensor *norm_result(pr_Runtime *rt, pr_Tensor *out, const char *name, const pr_Tensor *x,
-                              const pr_Tensor *w, const pr_Tensor *b, const pr_NormPlan *p,
-                              int input_stats, const Running *run) {
+static pr_Tensor *norm_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const char *name,
+                              const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
+                              const pr_NormPlan *p, int input_stats, const Running *run) {
   if (out == NULL) return NULL;
   pr_Tensor *xc = NULL, *mean = NULL, *rstd = NULL;
-  int cpu = pr_holds_values(out);
-  if (cpu) {
+  int cpu = pr_holds_values(out), rc = 0;
+  if (cpu && x->dtype != PROF_F32) {
+    rc = pr_error(rt, "%s: %s kernels compute float32, got %s", name, out->be->name,
+                  prof_dtype_name(x->dtype));
+  } else if (cpu) {
     int64_t cells = pr_norm_cells(p);
-    if (x->dtype != PROF_F32) {
-      pr_error(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
-      goto fail;
-    }
     xc = pr_contiguous_data(rt, x);
     mean = xc ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
     rstd = mean ? pr_tensor_new(rt, 1, &cells, PROF_F32, out->device) : NULL;
-    if (rstd == NULL || norm_cpu(rt, p, input_stats, run, xc, w, b, mean, rstd, out) != 0)
-      goto fail;
+    if (rstd == NULL || PR_K(out)->norm(rt, p, input_stats, run->mean, run->var, run->momentum,
+                                         xc, w, b, mean, rstd, out) != 0)
+      rc = PR_ERR;
   }
+  if ((out = pr_op_end(rt, op, out, rc)) == NULL) goto fail;
   if (pr_needs_grad(rt, x, w, b)) {
     const pr_Tensor *in[3] = {x, w, b};
     pr_Node *n = pr_node_attach(rt, out, norm_backward, name, 3, in);
@@ -248,7 +182,8 @@ pr_Tensor *pr_batch_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *ru
   /* the buffers are updated in place, as torch's are */
   Running run = {(pr_Tensor *)running_mean, (pr_Tensor *)running_var, a->momentum};
   pr_NormPlan p = channel_plan(x, 0, a->eps);
-  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p,
+  return norm_result(rt, &op, pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device),
+                     name, x, w, b, &p,
                      a->training, &run);
 }
 
@@ -278,7 +213,8 @@ pr_Tensor *pr_instance_norm(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor 
   if (a->training) op.flags |= PROF_OPF_TRAINING;
   Running run = {(pr_Tensor *)running_mean, (pr_Tensor *)running_var, a->momentum};
   pr_NormPlan p = channel_plan(x, x->shape[1], a->eps);
-  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p,
+  return norm_result(rt, &op, pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device),
+                     name, x, w, b, &p,
                      a->training, &run);
 }
 
@@ -312,7 +248,8 @@ static pr_Tensor *trailing_norm(pr_Runtime *rt, prof_OpKind kind, const pr_Tenso
   for (int i = 0; i < nshape; i++) p.C *= shape[i];
   p.N = p.C > 0 ? pr_numel(x) / p.C : 0;
   Running none = {NULL, NULL, 0};
-  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p, 1,
+  return norm_result(rt, &op, pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device),
+                     name, x, w, b, &p, 1,
                      &none);
 }
 
@@ -345,7 +282,8 @@ pr_Tensor *pr_group_norm(pr_Runtime *rt, const pr_Tensor *x, int64_t groups, con
   op.groups = groups;
   pr_NormPlan p = channel_plan(x, groups, eps);
   Running none = {NULL, NULL, 0};
-  return norm_result(rt, pr_op_finish(rt, &op, pr_tensor_like(rt, x)), name, x, w, b, &p, 1,
+  return norm_result(rt, &op, pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device),
+                     name, x, w, b, &p, 1,
                      &none);
 }
 
@@ -357,15 +295,12 @@ static int embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr
   if ((gin[1] = grad_like(rt, w)) == NULL) return PR_ERR;
   /* one add per gathered element; reads g and the indices, writes the table */
   int64_t rows = pr_numel(idx), d = w->shape[1];
-  if (pr_record_work(rt, "embedding_backward", 0, rows * d,
-                     4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
+  prof_Op work;
+  if (pr_work_begin(rt, &work, "embedding_backward", 0, rows * d,
+                    4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
     return PR_ERR;
-  if (!pr_holds_values(w)) return 0;
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  if (gc == NULL) return PR_ERR;
-  PR_K(w)->embedding_backward(idx, pr_f32(gc), d, n->args.i[0], pr_f32(gin[1]));
-  pr_tensor_release(gc);
-  return 0;
+  return pr_op_close(rt, &work,
+                     PR_K(w)->embedding_backward(rt, idx, g, n->args.i[0], gin[1]));
 }
 
 pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tensor *w,
@@ -400,13 +335,11 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_EMBEDDING, indices, w, NULL);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, indices->ndim + 1, shape, w->dtype,
-                                                        w->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, indices->ndim + 1, shape, w->dtype,
+                                                        w->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && PR_K(out)->embedding(rt, indices, w, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->embedding(rt, indices, w, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, w, NULL, NULL)) return out;
   const pr_Tensor *in[2] = {NULL, w};
   pr_Node *n = pr_node_attach(rt, out, embedding_backward, "embedding", 2, in);
@@ -427,23 +360,6 @@ static int dropout_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_T
   return gin[0] != NULL ? 0 : PR_ERR;
 }
 
-/*
-** out = x · mask with a Bernoulli keep-mask drawn from the runtime's generator (so manual_seed
-** repeats it), kept elements scaled by 1/(1-p) to keep the expectation (p = 1: all dropped).
-** Returns the mask (contiguous, for the backward) or NULL.
-*/
-static pr_Tensor *dropout_cpu(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *out) {
-  pr_Tensor *mask = pr_tensor_like(rt, x);
-  if (mask == NULL) return NULL;
-  float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f, *m = pr_f32(mask);
-  for (int64_t i = 0, n = pr_numel(mask); i < n; i++)
-    m[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
-  if (PR_K(out)->binary(rt, PROF_OP_MUL, x, mask, 0, 0, out) != 0) {
-    pr_tensor_release(mask);
-    return NULL;
-  }
-  return mask;
-}
 
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training) {
   if (!(p >= 0.0 && p <= 1.0))
@@ -454,12 +370,13 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
   if (!training || p == 0.0) return pr_op_finish(rt, &op, pr_tensor_retain((pr_Tensor *)x));
   if (pr_check_float(rt, "dropout", "input", x) != 0) return NULL;
   op.flags |= PROF_OPF_TRAINING;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x)), *mask = NULL;
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device), *mask = NULL;
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && (mask = dropout_cpu(rt, x, p, out)) == NULL) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  int rc = 0;
+  /* the mask is the op's too: drawn by the kernel, kept for the backward */
+  if (pr_holds_values(out) && (mask = pr_tensor_like(rt, x)) == NULL) rc = PR_ERR;
+  if (rc == 0) rc = PR_K(out)->dropout(rt, x, p, mask, out);
+  if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (pr_needs_grad(rt, x, NULL, NULL)) {
     pr_Node *n = pr_node_attach(rt, out, dropout_backward, "dropout", 1, &x);
     if (n == NULL) {

@@ -4,15 +4,17 @@
 /* {====================== gradients computed by fused kernels ======================} */
 
 /*
-** A tensor shaped like g for a fused cpu kernel to fill with a gradient; the work is recorded as
-** the backward op name (PROF_OP_CUSTOM) with the given flops, reading nread tensors of g's size.
-** Meta: only the record and the shape.
+** A tensor shaped like g for a fused backward kernel to fill with a gradient, allocated inside
+** op: the backward op name (PROF_OP_CUSTOM) with the given flops, reading nread tensors of g's
+** size, left open for the kernel (the caller closes it with pr_work_end). NULL: nothing open.
 */
-static pr_Tensor *grad_result(pr_Runtime *rt, const char *name, const pr_Tensor *g, int64_t flops,
-                              int nread) {
+static pr_Tensor *grad_result(pr_Runtime *rt, prof_Op *op, const char *name, const pr_Tensor *g,
+                              int64_t flops, int nread) {
   int64_t bytes = pr_numel(g) * prof_dtype_size(g->dtype);
-  if (pr_record_work(rt, name, 0, flops, nread * bytes, bytes) != 0) return NULL;
-  return pr_tensor_like(rt, g);
+  if (pr_work_begin(rt, op, name, 0, flops, nread * bytes, bytes) != 0) return NULL;
+  pr_Tensor *t = pr_tensor_like(rt, g);
+  if (t == NULL) pr_op_close(rt, op, PR_ERR);
+  return t;
 }
 
 /*
@@ -56,14 +58,13 @@ static int grad_reads_output(prof_OpKind kind) {
 
 static int unary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   prof_OpKind kind = (prof_OpKind)n->args.i[0];
-  pr_Tensor *gx = grad_result(rt, unary_grad[kind].name, g, pr_numel(g) * unary_grad[kind].flops,
-                              n->saved[1] != NULL ? 3 : 2);
-  if (gx != NULL && pr_holds_values(gx) &&
-      PR_K(gx)->unary_backward(rt, kind, n->saved[0], n->saved[1], g, n->args.f[0], n->args.f[1],
-                            gx) != 0) {
-    pr_tensor_release(gx);
-    gx = NULL;
-  }
+  prof_Op op;
+  pr_Tensor *gx = grad_result(rt, &op, unary_grad[kind].name, g,
+                              pr_numel(g) * unary_grad[kind].flops, n->saved[1] != NULL ? 3 : 2);
+  if (gx != NULL)
+    gx = pr_op_end(rt, &op, gx,
+                   PR_K(gx)->unary_backward(rt, kind, n->saved[0], n->saved[1], g, n->args.f[0],
+                                            n->args.f[1], gx));
   gin[0] = gx;
   return gx != NULL ? 0 : PR_ERR;
 }
@@ -75,12 +76,10 @@ pr_Tensor *pr_unary_ex(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, dou
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
   op.flags |= flags;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && PR_K(out)->unary(rt, kind, x, a, b, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->unary(rt, kind, x, a, b, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, unary_backward, prof_op_kind_name(kind), 1, &x);
   if (n == NULL) {
@@ -110,13 +109,17 @@ static int prelu_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
   int cpu = pr_holds_values(g);
   int64_t flops = 2 * pr_numel(g);   /* per element: compare, multiply */
   if (n->inputs[0] != NULL) {
-    gin[0] = grad_result(rt, "prelu_backward", g, flops, 2);
-    if (gin[0] == NULL || (cpu && PR_K(g)->prelu_backward(rt, x, w, g, gin[0], NULL) != 0))
+    prof_Op op;
+    gin[0] = grad_result(rt, &op, "prelu_backward", g, flops, 2);
+    if (gin[0] == NULL) return PR_ERR;
+    if (pr_op_close(rt, &op, cpu ? PR_K(g)->prelu_backward(rt, x, w, g, gin[0], NULL) : 0) != 0)
       return PR_ERR;   /* the caller releases what gin holds */
   }
   if (n->inputs[1] != NULL) {
-    pr_Tensor *t = grad_result(rt, "prelu_backward", g, flops, 2), *s = NULL;
-    if (t != NULL && (!cpu || PR_K(g)->prelu_backward(rt, x, w, g, NULL, t) == 0)) {
+    prof_Op op;
+    pr_Tensor *t = grad_result(rt, &op, "prelu_backward", g, flops, 2), *s = NULL;
+    if (t != NULL &&
+        pr_op_close(rt, &op, cpu ? PR_K(g)->prelu_backward(rt, x, w, g, NULL, t) : 0) == 0) {
       int dims[PR_MAX_DIMS], nd = 0;
       for (int d = 0; pr_numel(w) > 1 && d < x->ndim; d++)
         if (d != 1) dims[nd++] = d;
@@ -139,12 +142,10 @@ pr_Tensor *pr_prelu(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w) {
                    pr_shape_str(w, sw, sizeof sw), (long long)c, pr_shape_str(x, sx, sizeof sx));
   prof_Op op;
   pr_op_begin(&op, PROF_OP_PRELU, x, w, NULL);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && PR_K(out)->prelu(rt, x, w, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->prelu(rt, x, w, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, w, NULL)) return out;
   const pr_Tensor *in[2] = {x, w};
   pr_Node *n = pr_node_attach(rt, out, prelu_backward, "prelu", 2, in);
@@ -166,14 +167,12 @@ static int softmax_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_T
   int d = (int)n->args.i[1];
   int64_t len = g->ndim > 0 ? g->shape[d] : 1, numel = pr_numel(g);
   int64_t flops = len > 0 ? 4 * numel - numel / len : 0;
-  pr_Tensor *gx = grad_result(rt, kind == PROF_OP_SOFTMAX ? "softmax_backward"
-                                                          : "log_softmax_backward",
+  prof_Op op;
+  pr_Tensor *gx = grad_result(rt, &op, kind == PROF_OP_SOFTMAX ? "softmax_backward"
+                                                               : "log_softmax_backward",
                               g, flops, 2);
-  if (gx != NULL && pr_holds_values(gx) &&
-      PR_K(gx)->softmax_backward(rt, kind, n->saved[0], g, d, gx) != 0) {
-    pr_tensor_release(gx);
-    gx = NULL;
-  }
+  if (gx != NULL)
+    gx = pr_op_end(rt, &op, gx, PR_K(gx)->softmax_backward(rt, kind, n->saved[0], g, d, gx));
   gin[0] = gx;
   return gx != NULL ? 0 : PR_ERR;
 }
@@ -187,12 +186,10 @@ pr_Tensor *pr_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int 
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
   op.dim = d;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && PR_K(out)->softmax(rt, kind, x, d, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->softmax(rt, kind, x, d, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, softmax_backward, prof_op_kind_name(kind), 1, &x);
   if (n == NULL) {
@@ -281,14 +278,23 @@ static int binary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
     case PROF_OP_MAXIMUM:
     case PROF_OP_MINIMUM:              /* in the broadcast shape; summed back below */
       /* per element and gradient: compare for the tie, compare for the loser, halve */
-      if (want_a) ga = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
-      if (want_b) gb = grad_result(rt, name_backward(kind), g, 3 * pr_numel(g), 3);
-      if (pr_holds_values(g) && (want_a ? ga != NULL : 1) && (want_b ? gb != NULL : 1) &&
-          PR_K(g)->extremum_backward(rt, kind, a, b, s, g, ga, gb) != 0) {
+    {
+      /* one fused kernel writes both gradients: the two ops are open (nested) around it */
+      prof_Op opa, opb;
+      if (want_a) ga = grad_result(rt, &opa, name_backward(kind), g, 3 * pr_numel(g), 3);
+      if (want_b && (!want_a || ga != NULL))
+        gb = grad_result(rt, &opb, name_backward(kind), g, 3 * pr_numel(g), 3);
+      int rc = (want_a && ga == NULL) || (want_b && gb == NULL)
+                   ? PR_ERR
+                   : PR_K(g)->extremum_backward(rt, kind, a, b, s, g, ga, gb);
+      if (gb != NULL) pr_op_close(rt, &opb, 0);
+      if (ga != NULL) pr_op_close(rt, &opa, 0);
+      if (rc != 0) {
         pr_tensor_release(ga);
         pr_tensor_release(gb);
         ga = gb = NULL;
       }
+    }
       break;
     default:
       return pr_error(rt, "%s backward: unsupported", prof_op_kind_name(kind));
@@ -334,7 +340,7 @@ pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const
   }
   op.flags |= flags;
   int dtype = result_dtype(kind, a, b, s);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, ndim, shape, dtype, a->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, ndim, shape, dtype, a->device);
   if (out == NULL) return NULL;
   if (pr_holds_values(out)) {
     pr_Tensor *ca = as_dtype(rt, a, dtype), *cb = as_dtype(rt, b, dtype);
@@ -343,10 +349,9 @@ pr_Tensor *pr_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const
                  : PR_K(out)->binary(rt, kind, ca, cb, s, scalar_first, out);
     pr_tensor_release(ca);
     pr_tensor_release(cb);
-    if (rc != 0) {
-      pr_tensor_release(out);
-      return NULL;
-    }
+    if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
+  } else {
+    out = pr_op_end(rt, &op, out, 0);
   }
   if (pr_needs_grad(rt, a, b, NULL)) {
     const pr_Tensor *in[2] = {a, b};

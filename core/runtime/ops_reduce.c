@@ -88,12 +88,10 @@ pr_Tensor *pr_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int n
   }
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, n, shape, dtype, x->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, n, shape, dtype, x->device);
   if (out == NULL) return NULL;
-  if (PR_K(out)->reduce(rt, kind, x, reduced, correction, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->reduce(rt, kind, x, reduced, correction, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *node = pr_node_attach(rt, out, reduce_backward, name, 1, &x);
   if (node == NULL) {

@@ -59,18 +59,13 @@ static int interpolate_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, 
     op.bytes_read = fwd.bytes_written;
     op.bytes_written = fwd.bytes_read;
   }
-  pr_Tensor *gx = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device));
+  pr_Tensor *gx = pr_op_alloc(rt, &op, x->ndim, x->shape, g->dtype, g->device);
   if (gx == NULL) return PR_ERR;
-  if (pr_holds_values(gx)) {
-    pr_ResampleGeom geo;
-    resample_geom(&geo, x, g, (int)v[0], (int)v[1], n->args.f);
-    if (PR_K(gx)->interpolate_backward(rt, g, &geo, gx) != 0) {
-      pr_tensor_release(gx);
-      return PR_ERR;
-    }
-  }
+  pr_ResampleGeom geo;
+  resample_geom(&geo, x, g, (int)v[0], (int)v[1], n->args.f);
+  gx = pr_op_end(rt, &op, gx, PR_K(gx)->interpolate_backward(rt, g, &geo, gx));
   gin[0] = gx;
-  return 0;
+  return gx != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArgs *a) {
@@ -118,7 +113,7 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   }
   prof_Op op;
   interp_op(&op, x, a->mode, a->nsize > 0, a->size_scalar, a->nscale, a->scale);
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, x->ndim, shape, x->dtype, x->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   /* the kernels get the factor per axis (PyTorch passes the caller's factors on unless
      recompute_scale_factor, or area mode, asks for sizes) */
@@ -127,10 +122,8 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   for (int i = 0; i < nsp && a->nsize == 0 && a->mode != PROF_INTERP_AREA; i++)
     scale[i] = a->scale[a->scale_scalar ? 0 : i];
   resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
-  if (pr_holds_values(out) && PR_K(out)->interpolate(rt, x, &geo, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
+  out = pr_op_end(rt, &op, out, PR_K(out)->interpolate(rt, x, &geo, out));
+  if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *node = pr_node_attach(rt, out, interpolate_backward, "interpolate", 1, &x);
   if (node == NULL) {

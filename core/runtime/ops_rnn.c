@@ -22,9 +22,10 @@ static int unpack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   if (!pr_holds_values(R)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return PR_ERR;
-  memcpy(pr_f32(gin[0]) + n->args.i[0], pr_f32(gc), sizeof(float) * (size_t)pr_numel(gc));
+  int rc = R->be->copy(R->be, pr_f32(gin[0]) + n->args.i[0], pr_f32(gc),
+                       sizeof(float) * (size_t)pr_numel(gc));
   pr_tensor_release(gc);
-  return 0;
+  return rc;
 }
 
 /* A link of the weights' chain: its weights' gradients (copies), then the rest (a view). */
@@ -38,7 +39,8 @@ static int pack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
     gin[i] = pr_tensor_new(rt, w->ndim, w->shape, PROF_F32, w->device);
     if (gin[i] == NULL) rc = PR_ERR;
     else if (pr_holds_values(w))
-      memcpy(pr_f32(gin[i]), pr_f32(gc) + n->args.i[i], sizeof(float) * (size_t)pr_numel(w));
+      rc = w->be->copy(w->be, pr_f32(gin[i]), pr_f32(gc) + n->args.i[i],
+                       sizeof(float) * (size_t)pr_numel(w));
   }
   if (rc == 0 && n->inputs[3] != NULL) {
     int64_t rest = pr_numel(gc) - n->args.i[3], one = 1;
@@ -60,8 +62,9 @@ static pr_Tensor *flat_weights(pr_Runtime *rt, int nw, const pr_Tensor *const *w
     if (!pr_holds_values(W)) continue;
     pr_Tensor *c = pr_contiguous_data(rt, w[k]);
     if (c == NULL) goto fail;
-    memcpy(pr_f32(W) + off[k], pr_f32(c), sizeof(float) * (size_t)pr_numel(c));
+    int rc = W->be->copy(W->be, pr_f32(W) + off[k], pr_f32(c), sizeof(float) * (size_t)pr_numel(c));
     pr_tensor_release(c);
+    if (rc != 0) goto fail;
   }
   if (!grad) return W;
   pr_Tensor *next = NULL;
@@ -88,12 +91,6 @@ fail:
   return NULL;
 }
 
-/* [N, T, F] <-> [T, N, F] (to: batch-first into time-major). */
-static void swap_01(const float *src, float *dst, int64_t a, int64_t b, int64_t f) {
-  for (int64_t i = 0; i < a; i++)
-    for (int64_t j = 0; j < b; j++)
-      memcpy(dst + (j * a + i) * f, src + (i * b + j) * f, sizeof(float) * (size_t)f);
-}
 
 /* The counts of an MM op a[m, k]·b[k, n] that a kernel ran itself, recorded as such. */
 static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
@@ -111,13 +108,14 @@ static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
 }
 
 /*
-** BPTT's work: per layer and direction the recurrence dh·W_hh over all steps, the input gradient
+** BPTT's work, opened as work (the caller closes it after the kernel): per layer and direction
+** the recurrence dh·W_hh over all steps, the input gradient
 ** dxi·W_ih and the weight gradients dxiᵀ·x, dhhᵀ·h as matrix products; the gates' derivatives
 ** about twice the forward's elementwise work (RNN 2H, GRU 17H, LSTM 22H per step and sample, as
 ** flops_sequence.c counts it), plus the bias sums.
 */
-static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int want_x,
-                       int want_w, int64_t bytes_read, int64_t bytes_written) {
+static int record_bptt(pr_Runtime *rt, prof_Op *work, const pr_RnnPlan *p, const char *name,
+                       int want_x, int want_w, int64_t bytes_read, int64_t bytes_written) {
   int64_t G = pr_rnn_gates(p) * p->H, rows = p->T * p->N;
   int64_t cell = p->cell == 0 ? 2 : p->cell == 1 ? 17 : 22, flops = 0;
   for (int64_t l = 0; l < p->L; l++)
@@ -131,7 +129,7 @@ static int record_bptt(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, in
     }
   char buf[48];
   snprintf(buf, sizeof buf, "%s_backward", name);
-  return pr_record_work(rt, buf, 0, flops, bytes_read, bytes_written);
+  return pr_work_begin(rt, work, buf, 0, flops, bytes_read, bytes_written);
 }
 
 static pr_RnnPlan plan_of(const pr_Node *n) {
@@ -153,57 +151,15 @@ static int rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   }
   int64_t wrote = 0;
   for (int i = 0; i < 4; i++) wrote += gin[i] ? pr_numel(gin[i]) : 0;
-  if (record_bptt(rt, &p, n->name, gin[0] != NULL, gin[3] != NULL,
+  prof_Op work;
+  if (record_bptt(rt, &work, &p, n->name, gin[0] != NULL, gin[3] != NULL,
                   4 * (pr_numel(ws) + pr_numel(W) + pr_numel(g)), 4 * wrote) != 0)
     return PR_ERR;
-  if (!pr_holds_values(W)) return 0;
-  int64_t nout = p.T * p.N * p.D * p.H, nh = p.L * p.D * p.N * p.H;
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  float *tmp = gc ? malloc(sizeof(float) * (size_t)(nout + p.T * p.N * p.In + 1)) : NULL;
-  if (tmp == NULL) {
-    pr_tensor_release(gc);
-    return pr_error(rt, "%s backward: out of memory", n->name);
-  }
-  const float *gp = pr_f32(gc), *gout = gp;
-  float *gx = gin[0] ? pr_f32(gin[0]) : NULL;
-  if (batch_first) {
-    swap_01(gp, tmp, p.N, p.T, p.D * p.H);
-    gout = tmp;
-    if (gx != NULL) gx = tmp + nout;
-  }
-  int rc = PR_K(W)->rnn_backward(&p, pr_f32(W), pr_f32(ws), gout, gp + nout,
-                               p.cell == 2 ? gp + nout + nh : NULL, gx,
-                               gin[1] ? pr_f32(gin[1]) : NULL, gin[2] ? pr_f32(gin[2]) : NULL,
-                               gin[3] ? pr_f32(gin[3]) : NULL);
-  if (rc == 0 && batch_first && gin[0] != NULL) swap_01(gx, pr_f32(gin[0]), p.T, p.N, p.In);
-  free(tmp);
-  pr_tensor_release(gc);
-  return rc == 0 ? 0 : pr_error(rt, "%s backward: out of memory", n->name);
+  return pr_op_close(rt, &work, PR_K(W)->rnn_backward(rt, &p, batch_first, W, ws, g, gin[0], gin[1],
+                                                      gin[2], gin[3]));
 }
 
-/*
-** The dropout masks of the inner layers' outputs into the workspace, drawn from the runtime's
-** generator as pr_dropout draws (so manual_seed repeats them); the backward reads them back from
-** the saved workspace rather than drawing again.
-*/
-static void draw_masks(pr_Runtime *rt, const pr_RnnPlan *p, float *ws) {
-  int64_t at = pr_rnn_masks_offset(p);
-  if (at < 0) return;
-  float scale = p->dropout < 1.0 ? (float)(1.0 / (1.0 - p->dropout)) : 0.0f;
-  float *m = ws + at;
-  for (int64_t i = 0, n = pr_rnn_workspace_size(p) - at; i < n; i++)
-    m[i] = pr_rand_uniform(rt) < p->dropout ? 0.0f : scale;
-}
 
-/* x as a time-major contiguous copy (or itself when it already is one). */
-static pr_Tensor *time_major(pr_Runtime *rt, const pr_Tensor *x, int batch_first) {
-  if (!batch_first) return pr_contiguous_data(rt, x);
-  pr_Tensor *c = pr_contiguous_data(rt, x);
-  pr_Tensor *t = c ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, x->device) : NULL;
-  if (t != NULL) swap_01(pr_f32(c), pr_f32(t), x->shape[0], x->shape[1], x->shape[2]);
-  pr_tensor_release(c);
-  return t;
-}
 
 int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int batch_first,
                   const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0, int nw,
@@ -216,26 +172,9 @@ int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int bat
   pr_Tensor *W = flat_weights(rt, nw, w, pr_rnn_weights_size(p), R->device, wgrad);
   int64_t wsize = cpu ? pr_rnn_workspace_size(p) : 1;
   pr_Tensor *ws = W ? pr_tensor_new(rt, 1, &wsize, PROF_F32, R->device) : NULL;
-  pr_Tensor *xt = NULL, *hc = NULL, *cc = NULL;
   int rc = PR_ERR;
   if (ws == NULL) goto end;
-  if (cpu) {
-    int64_t nout = p->T * p->N * p->D * p->H, nh = p->L * p->D * p->N * p->H;
-    xt = time_major(rt, x, batch_first);
-    hc = xt && h0 ? pr_contiguous_data(rt, h0) : NULL;
-    cc = xt && c0 ? pr_contiguous_data(rt, c0) : NULL;
-    if (xt == NULL || (h0 && !hc) || (c0 && !cc)) goto end;
-    float *r = pr_f32(R);
-    draw_masks(rt, p, pr_f32(ws));
-    if (PR_K(R)->rnn_forward(p, pr_f32(xt), hc ? pr_f32(hc) : NULL, cc ? pr_f32(cc) : NULL,
-                           pr_f32(W), pr_f32(ws), r + nout, p->cell == 2 ? r + nout + nh : NULL)
-        != 0) {
-      pr_error(rt, "%s: out of memory", name);
-      goto end;
-    }
-    if (batch_first) swap_01(pr_rnn_output(p, pr_f32(ws)), r, p->T, p->N, p->D * p->H);
-    else memcpy(r, pr_rnn_output(p, pr_f32(ws)), sizeof(float) * (size_t)nout);
-  }
+  if (PR_K(R)->rnn_forward(rt, p, batch_first, x, h0, c0, W, ws, R) != 0) goto end;
   if (grad) {
     const pr_Tensor *in[4] = {x, h0, c0, wgrad ? W : NULL};
     pr_Node *n = pr_node_attach(rt, R, rnn_backward, name, 4, in);
@@ -259,8 +198,5 @@ int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int bat
 end:
   pr_tensor_release(W);
   pr_tensor_release(ws);
-  pr_tensor_release(xt);
-  pr_tensor_release(hc);
-  pr_tensor_release(cc);
   return rc;
 }

@@ -9,16 +9,24 @@ static int64_t nbytes(const pr_Tensor *t) {
   return t != NULL ? pr_numel(t) * prof_dtype_size(t->dtype) : 0;
 }
 
-/* Selections move bytes but compute nothing: a custom op with zero flops. */
-static pr_Tensor *select_result(pr_Runtime *rt, const char *name, const pr_Tensor *a,
-                                const pr_Tensor *b, const pr_Tensor *c, pr_Tensor *out) {
-  if (out == NULL) return NULL;
+/*
+** Selections move bytes but compute nothing: a custom op with zero flops around the where
+** kernel, out [n, shape] of dtype allocated inside it. a or b NULL: the numbers sa or sb.
+*/
+static pr_Tensor *select_values(pr_Runtime *rt, const char *name, const pr_Tensor *cond,
+                                const pr_Tensor *a, const pr_Tensor *b, double sa, double sb,
+                                int n, const int64_t *shape, int dtype, int device,
+                                const pr_Tensor *in0, const pr_Tensor *in1, const pr_Tensor *in2) {
   prof_Op op;
-  pr_op_begin(&op, PROF_OP_CUSTOM, a, b, c);
+  pr_op_begin(&op, PROF_OP_CUSTOM, in0, in1, in2);
   op.name = name;
-  op.bytes_read = nbytes(a) + nbytes(b) + nbytes(c);
-  op.bytes_written = nbytes(out);
-  return pr_op_finish(rt, &op, out);
+  op.bytes_read = nbytes(in0) + nbytes(in1) + nbytes(in2);
+  int64_t numel = 1;
+  for (int i = 0; i < n; i++) numel *= shape[i];
+  op.bytes_written = numel * prof_dtype_size(dtype);
+  pr_Tensor *out = pr_op_alloc(rt, &op, n, shape, dtype, device);
+  if (out == NULL) return NULL;
+  return pr_op_end(rt, &op, out, PR_K(out)->where(rt, cond, a, b, sa, sb, out));
 }
 
 static int check_bool(pr_Runtime *rt, const char *name, const char *what, const pr_Tensor *t) {
@@ -60,16 +68,6 @@ static pr_Tensor *select_grad(pr_Runtime *rt, pr_Tensor *out, const char *name, 
   return out;
 }
 
-/* Computes out = cond ? a : b on cpu; on failure releases out. */
-static pr_Tensor *where_values(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a,
-                               const pr_Tensor *b, double sa, double sb, pr_Tensor *out) {
-  if (out != NULL && pr_holds_values(out) && PR_K(out)->where(rt, cond, a, b, sa, sb, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
-  return out;
-}
-
 pr_Tensor *pr_masked_fill(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *mask,
                           double value) {
   if (check_bool(rt, "masked_fill", "mask", mask) != 0) return NULL;
@@ -81,9 +79,8 @@ pr_Tensor *pr_masked_fill(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *m
   if (pr_broadcast_shapes(rt, "masked_fill", x->ndim, x->shape, mask->ndim, mask->shape, &n,
                           shape) != 0)
     return NULL;
-  pr_Tensor *out = select_result(rt, "masked_fill", x, mask, NULL,
-                                 pr_tensor_new(rt, n, shape, x->dtype, x->device));
-  out = where_values(rt, mask, NULL, x, value, 0, out);
+  pr_Tensor *out = select_values(rt, "masked_fill", mask, NULL, x, value, 0, n, shape, x->dtype,
+                                 x->device, x, mask, NULL);
   return select_grad(rt, out, "masked_fill", 1, mask, x, NULL);
 }
 
@@ -105,28 +102,11 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
   if (a != NULL && b != NULL && a->dtype != b->dtype)
     return pr_fail(rt, "where: expected both values of one dtype, got %s and %s",
                    prof_dtype_name(a->dtype), prof_dtype_name(b->dtype));
-  pr_Tensor *out = select_result(rt, "where", cond, a, b,
-                                 pr_tensor_new(rt, n, shape, dtype, cond->device));
-  out = where_values(rt, cond, a, b, sa, sb, out);
+  pr_Tensor *out = select_values(rt, "where", cond, a, b, sa, sb, n, shape, dtype, cond->device,
+                                 cond, a, b);
   return select_grad(rt, out, "where", 0, cond, a, b);
 }
 
-/* Zeroes what lies outside the triangle of every matrix of the contiguous out. */
-static void triangle_cpu(pr_Tensor *out, int64_t diagonal, int upper) {
-  int64_t rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1];
-  int64_t mats = rows * cols > 0 ? pr_numel(out) / (rows * cols) : 0;
-  size_t es = (size_t)prof_dtype_size(out->dtype);
-  char *p = (char *)out->storage->data;
-  for (int64_t m = 0; m < mats; m++) {
-    for (int64_t r = 0; r < rows; r++, p += es * (size_t)cols) {
-      /* triu keeps c - r >= diagonal, tril keeps c - r <= diagonal */
-      int64_t edge = r + diagonal + (upper ? 0 : 1);   /* first column kept (triu) / dropped */
-      edge = edge < 0 ? 0 : edge > cols ? cols : edge;
-      if (upper) memset(p, 0, es * (size_t)edge);
-      else memset(p + es * (size_t)edge, 0, es * (size_t)(cols - edge));
-    }
-  }
-}
 
 static int triangle_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   gin[0] = pr_triangle(rt, g, n->args.i[0], (int)n->args.i[1]);
@@ -141,15 +121,11 @@ pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
   op.name = name;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_like(rt, x));
+  pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
-  if (pr_holds_values(out)) {
-    if (PR_K(out)->copy_into(rt, out, x) != 0) {
-      pr_tensor_release(out);
-      return NULL;
-    }
-    triangle_cpu(out, diagonal, upper);
-  }
+  int rc = 0;
+  if ((rc = PR_K(out)->copy_into(rt, out, x)) == 0) PR_K(out)->triangle(out, diagonal, upper);
+  if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, triangle_backward, name, 1, &x);
   if (n == NULL) {

@@ -166,12 +166,14 @@ static int sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   if (gs == NULL || (gA = mm_t(rt, gs, vv, 0, 1)) == NULL) goto end;
   if ((gS = pr_tensor_new(rt, gA->ndim, gA->shape, PROF_F32, gA->device)) == NULL) goto end;
   /* per score: the dropout mask (1), gP·P and its row sum (2), the difference, ·P and ·scale (3) */
-  if (pr_record_work(rt, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
+  prof_Op work;
+  if (pr_work_begin(rt, &work, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
                      4 * numel * (2 + drop), 4 * numel) != 0)
     goto end;
   if (pr_holds_values(gS))
     PR_K(gS)->attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
-                                 S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
+                                    S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
+  pr_op_close(rt, &work, 0);
   if (n->inputs[0] != NULL) {
     /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */
     int64_t qshape[PR_MAX_DIMS];
@@ -235,31 +237,29 @@ end:
 }
 
 /* Computes attention's values (cpu) and attaches its gradient; sshape: the scores' shape. */
-static pr_Tensor *sdpa_result(pr_Runtime *rt, pr_Tensor *out, const pr_Tensor *q,
+static pr_Tensor *sdpa_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const pr_Tensor *q,
                               const pr_Tensor *k, const pr_Tensor *v, const pr_SdpaArgs *a,
                               int nb, const int64_t *sshape, int64_t group) {
   if (out == NULL) return NULL;
   const char *name = "scaled_dot_product_attention";
   double scale = a->scale == a->scale ? a->scale : 1.0 / sqrt((double)q->shape[q->ndim - 1]);
   int cpu = pr_holds_values(out), grad = pr_needs_grad(rt, q, k, v), drop = a->dropout_p > 0;
-  if (!cpu && !grad) return out;
-  if (cpu && q->dtype != PROF_F32) {
-    pr_tensor_release(out);
-    return pr_fail(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(q->dtype));
-  }
-  if (group > 1 && nb + 3 > PR_MAX_DIMS) {
-    pr_tensor_release(out);
-    return pr_fail(rt, "%s: grouped-query attention takes at most %d batch dims", name,
-                   PR_MAX_DIMS - 3);
-  }
+  if (!cpu && !grad) return pr_op_end(rt, op, out, 0);
+  if (cpu && q->dtype != PROF_F32)
+    return pr_op_end(rt, op, out, pr_error(rt, "%s: %s kernels compute float32, got %s", name,
+                                           out->be->name, prof_dtype_name(q->dtype)));
+  if (group > 1 && nb + 3 > PR_MAX_DIMS)
+    return pr_op_end(rt, op, out, pr_error(rt, "%s: grouped-query attention takes at most %d "
+                                           "batch dims", name, PR_MAX_DIMS - 3));
   /* the probabilities, and after them the dropped ones: one buffer, one saved tensor */
   int64_t numel = 1;
   for (int i = 0; i < nb + 2; i++) numel *= sshape[i];
   numel *= drop ? 2 : 1;
   pr_Tensor *pa = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device);
-  if (pa == NULL || (cpu && sdpa_cpu(rt, q, k, v, a, scale, nb, sshape, group, pa, out) != 0)) {
+  int rc = pa == NULL || (cpu && sdpa_cpu(rt, q, k, v, a, scale, nb, sshape, group, pa, out) != 0)
+               ? PR_ERR : 0;
+  if ((out = pr_op_end(rt, op, out, rc)) == NULL) {
     pr_tensor_release(pa);
-    pr_tensor_release(out);
     return NULL;
   }
   if (grad) {
@@ -341,12 +341,12 @@ pr_Tensor *pr_sdpa(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const
   if (a->dropout_p > 0.0) op.flags |= PROF_OPF_TRAINING;
   batch[nb] = L;
   batch[nb + 1] = Ev;
-  pr_Tensor *out = pr_op_finish(rt, &op, pr_tensor_new(rt, nb + 2, batch, q->dtype, q->device));
+  pr_Tensor *out = pr_op_alloc(rt, &op, nb + 2, batch, q->dtype, q->device);
   /* grouped-query attention: query heads over key heads, when neither broadcasts */
   int64_t hq = q->ndim >= 3 ? q->shape[q->ndim - 3] : 1, hk = nkv >= 1 ? kv[nkv - 1] : 1;
   int64_t group = hq > 1 && hk > 1 && hq != hk ? hq / hk : 1;
   batch[nb + 1] = S;          /* now the scores' shape */
-  return sdpa_result(rt, out, q, k, v, a, nb, batch, group);
+  return sdpa_result(rt, &op, out, q, k, v, a, nb, batch, group);
 }
 
 /* {====================== recurrent layers and cells ======================} */
@@ -429,7 +429,7 @@ static int need_weights(pr_Runtime *rt, const char *name, const pr_Tensor *x, in
 
 /*
 ** Views of R = [out | h_n | c_n] (each n0, n1, n2 elements, c_n only for an LSTM) with the shapes
-** given; out is recorded by op. views[3] NULL on failure.
+** given, allocated inside op, which is left open for the kernel (closed here on failure).
 */
 static int packed_results(pr_Runtime *rt, prof_Op *op, const pr_Tensor *x, int on,
                           const int64_t *oshape, int hn, const int64_t *hshape, int lstm,
@@ -439,15 +439,16 @@ static int packed_results(pr_Runtime *rt, prof_Op *op, const pr_Tensor *x, int o
   for (int i = 0; i < hn; i++) n1 *= hshape[i];
   int64_t total = n0 + n1 * (lstm ? 2 : 1);
   views[0] = views[1] = views[2] = NULL;
+  if (pr_op_open(rt, op, on, oshape, x->dtype) != 0) return PR_ERR;
   *R = pr_tensor_new(rt, 1, &total, x->dtype, x->device);
-  if (*R == NULL) return PR_ERR;
-  views[0] = pr_op_finish(rt, op, contig_view(rt, *R, on, oshape, 0));
+  if (*R == NULL) return pr_op_close(rt, op, PR_ERR);
+  views[0] = contig_view(rt, *R, on, oshape, 0);
   views[1] = views[0] ? contig_view(rt, *R, hn, hshape, n0) : NULL;
   views[2] = views[1] && lstm ? contig_view(rt, *R, hn, hshape, n0 + n1) : NULL;
   if (views[1] != NULL && (!lstm || views[2] != NULL)) return 0;
   release3(views[0], views[1], views[2]);
   pr_tensor_release(*R);
-  return PR_ERR;
+  return pr_op_close(rt, op, PR_ERR);
 }
 
 pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *h0,
@@ -502,6 +503,7 @@ pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *
   pr_RnnPlan p = rnn_plan(a, T, N, a->num_layers, dirs);
   int rc = nw > 0 ? pr_rnn_values(rt, &p, name, batched && a->batch_first, x, h0, c0, nw, w, R, v)
                   : 0;
+  pr_op_close(rt, &op, rc);
   pr_tensor_release(R);
   if (rc != 0) {
     release3(v[0], v[1], v[2]);
@@ -553,6 +555,7 @@ pr_Tensor *pr_rnn_cell_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Ten
   pr_RnnPlan p = rnn_plan(a, 1, n == 2 ? x->shape[0] : 1, 1, 1);
   pr_Tensor *views[3] = {v[0], NULL, v[2]};
   int rc = nw > 0 ? pr_rnn_values(rt, &p, name, 0, x, h, c, nw, w, R, views) : 0;
+  pr_op_close(rt, &op, rc);
   pr_tensor_release(R);
   pr_tensor_release(v[1]);
   if (rc != 0) {

@@ -55,11 +55,8 @@ static int view_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
 ** Records a view or copy of x and, when x needs a gradient, attaches its backward. The node keeps
 ** a shape-only description of x (a view sharing nothing the backward would read).
 */
-static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, prof_OpKind kind,
-                               int vk, const int64_t *args, int nargs) {
-  prof_Op op;
-  pr_op_begin(&op, kind, x, NULL, NULL);
-  out = pr_op_finish(rt, &op, out);
+static pr_Tensor *shape_grad(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, int vk,
+                             const int64_t *args, int nargs) {
   if (out == NULL || !pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, view_backward, "view", 1, &x);
   if (n == NULL) {
@@ -72,24 +69,73 @@ static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *ou
   return out;
 }
 
+/* A view (no kernel): recorded as an op of its own, then its gradient. */
+static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, prof_OpKind kind,
+                               int vk, const int64_t *args, int nargs) {
+  prof_Op op;
+  pr_op_begin(&op, kind, x, NULL, NULL);
+  return shape_grad(rt, x, pr_op_finish(rt, &op, out), vk, args, nargs);
+}
+
+/* x's values in logical order into a new contiguous [ndim, shape] tensor of dtype on device: the
+   op around the cast kernel. */
+/*
+** x's values onto c, another backend's tensor, through the host: x's logical order copied out by
+** its backend, converted by the host device's cast kernel when the dtypes differ, copied in by
+** c's backend.
+*/
+static int cross_device(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+  pr_Tensor *xc = pr_contiguous_data(rt, x);
+  pr_Tensor *hx = xc ? pr_tensor_new(rt, x->ndim, x->shape, x->dtype, rt->host_device) : NULL;
+  pr_Tensor *hc = NULL;
+  int rc = PR_ERR;
+  if (hx == NULL) goto end;
+  size_t es = (size_t)prof_dtype_size(x->dtype);
+  const char *src = (const char *)xc->storage->data + es * (size_t)xc->offset;
+  if (xc->be->to_host(xc->be, hx->storage->data, src, hx->storage->nbytes) != 0) {
+    pr_error(rt, "to: could not copy values from %s", x->be->name);
+    goto end;
+  }
+  hc = c->dtype == x->dtype ? pr_tensor_retain(hx)
+                            : pr_tensor_new(rt, c->ndim, c->shape, c->dtype, rt->host_device);
+  if (hc == NULL || (hc != hx && PR_K(hc)->cast(rt, hx, hc) != 0)) goto end;
+  if (c->be->from_host(c->be, c->storage->data, hc->storage->data, c->storage->nbytes) != 0) {
+    pr_error(rt, "to: could not copy values to %s", c->be->name);
+    goto end;
+  }
+  rc = 0;
+end:
+  pr_tensor_release(xc);
+  pr_tensor_release(hx);
+  pr_tensor_release(hc);
+  return rc;
+}
+
+static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
+                          int dtype, int device, int vk) {
+  prof_Op op;
+  pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
+  pr_Tensor *c = pr_op_alloc(rt, &op, ndim, shape, dtype, device);
+  if (c == NULL) return NULL;
+  int rc = c->be == x->be || !pr_holds_values(c) ? PR_K(c)->cast(rt, x, c) : cross_device(rt, x, c);
+  c = pr_op_end(rt, &op, c, rc);
+  return shape_grad(rt, x, c, vk, NULL, 0);
+}
+
 /* Views cost nothing; they are still recorded so the activity view can show them. */
 static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
   return shape_result(rt, x, v, PROF_OP_VIEW, VK_RESHAPE, NULL, 0);
 }
 
 /* A copy in the same element order (contiguous, reshape of a strided tensor), values included. */
-static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
-  if (c != NULL && pr_holds_values(c) && x->dtype == c->dtype && PR_K(c)->cast(rt, x, c) != 0) {
-    pr_tensor_release(c);
-    return NULL;
-  }
-  return shape_result(rt, x, c, PROF_OP_COPY, VK_RESHAPE, NULL, 0);
+static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape) {
+  return copy_op(rt, x, ndim, shape, x->dtype, x->device, VK_RESHAPE);
 }
 
 pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
   if (pr_is_contiguous(x))
     return pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset);
-  return copy_result(rt, x, pr_tensor_like(rt, x));
+  return copy_result(rt, x, x->ndim, x->shape);
 }
 
 /*
@@ -159,8 +205,7 @@ pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_
     if (require_view)
       return pr_fail(rt, "view: the size and stride of input %s are not compatible with the new "
                      "shape; use reshape or contiguous() first", pr_shape_str(x, sx, sizeof sx));
-    pr_Tensor *c = pr_tensor_new(rt, ndim, shape, x->dtype, x->device);
-    return copy_result(rt, x, c);
+    return copy_result(rt, x, ndim, shape);
   }
   return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
 }
@@ -311,40 +356,6 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
 
 /* {====================== cat and stack: values and gradients ======================} */
 
-/*
-** Copies the inputs into their slices of the contiguous out along dim d (stacked: d is the new
-** dim and each input fills one index of it). A contiguous input is a run of whole blocks, one
-** memcpy per index of the dims before d; other layouts go through a strided copy.
-*/
-static int join_cpu(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
-                    pr_Tensor *out) {
-  size_t es = (size_t)prof_dtype_size(out->dtype);
-  int64_t outer = 1, start = 0;
-  for (int i = 0; i < d; i++) outer *= out->shape[i];
-  int64_t row = out->shape[d] * out->stride[d];   /* elements per index of the outer dims */
-  char *dst = (char *)out->storage->data;
-  for (int k = 0; k < n; k++) {
-    const pr_Tensor *x = xs[k];
-    int64_t len = stacked ? 1 : x->shape[d], block = len * out->stride[d];
-    if (pr_numel(x) > 0 && pr_is_contiguous(x)) {
-      const char *src = (const char *)x->storage->data + es * (size_t)x->offset;
-      for (int64_t o = 0; o < outer; o++)
-        memcpy(dst + es * (size_t)(o * row + start * out->stride[d]),
-               src + es * (size_t)(o * block), es * (size_t)block);
-    } else if (pr_numel(x) > 0) {
-      int64_t stride[PR_MAX_DIMS];
-      for (int i = 0, j = 0; i < out->ndim; i++)
-        if (!stacked || i != d) stride[j++] = out->stride[i];
-      pr_Tensor *slice = pr_tensor_view(rt, out, x->ndim, x->shape, stride,
-                                        start * out->stride[d]);
-      int rc = slice != NULL ? PR_K(slice)->copy_into(rt, slice, x) : PR_ERR;
-      pr_tensor_release(slice);
-      if (rc != 0) return PR_ERR;
-    }
-    start += len;
-  }
-  return 0;
-}
 
 /* Each input's gradient is its slice of g: a narrow (cat) or a select (stack) view. */
 static int join_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
@@ -405,11 +416,13 @@ static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const
   return rc;
 }
 
-/* The values (cpu) and the gradient of a recorded cat or stack; on failure releases out. */
-static pr_Tensor *join_result(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d,
-                              int stacked, pr_Tensor *out) {
+/* The values and the gradient of cat or stack, out allocated inside the open op, which closes
+   after the values; on failure releases out. */
+static pr_Tensor *join_result(pr_Runtime *rt, prof_Op *op, int n, const pr_Tensor *const *xs,
+                              int d, int stacked, pr_Tensor *out) {
   if (out == NULL) return NULL;
-  if (pr_holds_values(out) && join_cpu(rt, n, xs, d, stacked, out) != 0) goto fail;
+  int rc = PR_K(out)->join(rt, n, xs, d, stacked, out);
+  if ((out = pr_op_end(rt, op, out, rc)) == NULL) return NULL;
   int needs = 0;
   for (int k = 0; k < n; k++) needs |= pr_needs_grad(rt, xs[k], NULL, NULL);
   if (!needs) return out;
@@ -419,7 +432,7 @@ static pr_Tensor *join_result(pr_Runtime *rt, int n, const pr_Tensor *const *xs,
     goto fail;
   }
   for (int k = 0; k < n; k++) sizes[k] = stacked ? 1 : xs[k]->shape[d];
-  int rc = join_attach(rt, out, xs, sizes, n, d, stacked);
+  rc = join_attach(rt, out, xs, sizes, n, d, stacked);
   free(sizes);
   if (rc == 0) return out;
 fail:
@@ -452,11 +465,12 @@ pr_Tensor *pr_cat(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) {
     shape[d] += x->shape[d];
   }
   /* cat reads exactly what it writes; one operand of the output's shape says so for any n */
-  pr_Tensor *out = pr_tensor_new(rt, a->ndim, shape, a->dtype, a->device);
-  if (out == NULL) return NULL;
-  pr_operand(out, &op.in[0]);
+  op.in[0].ndim = a->ndim;
+  op.in[0].dtype = a->dtype;
+  memcpy(op.in[0].dim, shape, sizeof *shape * (size_t)a->ndim);
   op.ninputs = 1;
-  return join_result(rt, n, xs, d, 0, pr_op_finish(rt, &op, out));
+  return join_result(rt, &op, n, xs, d, 0, pr_op_alloc(rt, &op, a->ndim, shape, a->dtype,
+                                                         a->device));
 }
 
 pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
@@ -470,12 +484,7 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
   if (device != x->device && (!to->holds_values || !pr_holds_values(x)))
     return pr_fail(rt, "to: cannot move a tensor between %s and %s (%s tensors have no values)",
                    x->be->name, to->name, to->holds_values ? x->be->name : to->name);
-  pr_Tensor *out = pr_tensor_new(rt, x->ndim, x->shape, dtype, device);
-  if (out != NULL && pr_holds_values(out) && PR_K(out)->cast(rt, x, out) != 0) {
-    pr_tensor_release(out);
-    return NULL;
-  }
-  return shape_result(rt, x, out, PROF_OP_COPY, VK_CAST, NULL, 0);
+  return copy_op(rt, x, x->ndim, x->shape, dtype, device, VK_CAST);
 }
 
 /* {====================== chunk, split, stack ======================} */
@@ -553,11 +562,15 @@ pr_Tensor *pr_stack(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int dim) 
   }
   int64_t shape[PR_MAX_DIMS];
   for (int i = 0, j = 0; i <= a->ndim; i++) shape[i] = i == d ? n : a->shape[j++];
-  pr_Tensor *out = pr_tensor_new(rt, a->ndim + 1, shape, a->dtype, a->device);
-  if (out == NULL) return NULL;
   /* as cat: reads exactly what it writes, which one operand of the output's shape says */
   prof_Op op;
-  pr_op_begin(&op, PROF_OP_COPY, out, NULL, NULL);
+  memset(&op, 0, sizeof op);
+  op.kind = PROF_OP_COPY;
   op.name = "stack";
-  return join_result(rt, n, xs, d, 1, pr_op_finish(rt, &op, out));
+  op.in[0].ndim = a->ndim + 1;
+  op.in[0].dtype = a->dtype;
+  memcpy(op.in[0].dim, shape, sizeof *shape * (size_t)(a->ndim + 1));
+  op.ninputs = 1;
+  return join_result(rt, &op, n, xs, d, 1, pr_op_alloc(rt, &op, a->ndim + 1, shape, a->dtype,
+                                                         a->device));
 }

@@ -57,52 +57,24 @@ static int check_slot(pr_Runtime *rt, const char *who, const pr_OptimSlot *s, in
   return 0;
 }
 
-/* One op for the whole step: its operand is a 1-D tensor of every element updated. */
-static int record(pr_Runtime *rt, const char *name, const pr_Tensor *like, int64_t numel,
-                  int64_t flops, int64_t bytes_read, int64_t bytes_written) {
-  prof_Op op;
-  memset(&op, 0, sizeof op);
-  op.kind = PROF_OP_CUSTOM;
-  op.name = name;
-  op.ninputs = 1;
-  op.in[0].ndim = 1;
-  op.in[0].dtype = like != NULL ? like->dtype : PROF_F32;
-  op.in[0].dim[0] = numel;
-  op.out = op.in[0];
-  op.flops = flops;
-  op.bytes_read = bytes_read;
-  op.bytes_written = bytes_written;
-  return pr_record(rt, &op, NULL);
+/* One op for the whole step, opened before the updates run: its operand is a 1-D tensor of
+   every element updated. */
+static int open_step(pr_Runtime *rt, prof_Op *op, const char *name, const pr_Tensor *like,
+                     int64_t numel, int64_t flops, int64_t bytes_read, int64_t bytes_written) {
+  memset(op, 0, sizeof *op);
+  op->kind = PROF_OP_CUSTOM;
+  op->name = name;
+  op->ninputs = 1;
+  op->in[0].ndim = 1;
+  op->in[0].dtype = like != NULL ? like->dtype : PROF_F32;
+  op->in[0].dim[0] = numel;
+  op->flops = flops;
+  op->bytes_read = bytes_read;
+  op->bytes_written = bytes_written;
+  return pr_op_open(rt, op, 1, &numel, op->in[0].dtype);
 }
 
 /* {====================== SGD ======================} */
-
-/*
-** Per element, torch's SGD runs (only the lines its options enable):
-**   g = -g                          maximize          1 flop
-**   g = g + wd·p                    weight_decay != 0  2 flops
-**   b = g            (first step)   momentum != 0      0 flops, or
-**   b = m·b + (1 - dampening)·g     (later steps)      3 flops
-**   g = g + m·b                     nesterov           2 flops (else g = b)
-**   p = p + (-lr)·g                                    2 flops
-** Bytes: p and g read, p written; with momentum b is written, and read after the first step.
-*/
-static void sgd_kernel(float *p, const float *grad, float *buf, int64_t n, int fresh,
-                       const pr_SgdArgs *a) {
-  const float wd = (float)a->weight_decay, m = (float)a->momentum;
-  const float keep = (float)(1.0 - a->dampening), neg_lr = (float)-a->lr;
-  for (int64_t i = 0; i < n; i++) {
-    float g = a->maximize ? -grad[i] : grad[i];
-    if (a->weight_decay != 0) g = fmaf(wd, p[i], g);
-    if (buf != NULL) {
-      float b = fresh ? g : buf[i] * m;
-      if (!fresh) b = fmaf(keep, g, b);
-      buf[i] = b;
-      g = a->nesterov ? fmaf(m, b, g) : b;
-    }
-    p[i] = fmaf(neg_lr, g, p[i]);
-  }
-}
 
 int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdArgs *a) {
   const char *who = "sgd_step";
@@ -124,58 +96,23 @@ int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdAr
                   (momentum && !fresh ? 3 : 0) + (momentum && a->nesterov ? 2 : 0));
     rd += k * es * (2 + (momentum && !fresh ? 1 : 0));
     wr += k * es * (1 + momentum);
-    if (!pr_holds_values(s->param)) continue;
+  }
+  if (numel == 0) return 0;
+  prof_Op op;
+  if (open_step(rt, &op, who, like, numel, flops, rd, wr) != 0) return PR_ERR;
+  for (int i = 0; i < n; i++) {
+    const pr_OptimSlot *s = &slots[i];
+    if (s->grad == NULL || !pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
-    if (g == NULL) return PR_ERR;
-    sgd_kernel(pr_f32(s->param), pr_f32(g), momentum ? pr_f32(s->state[0]) : NULL, k, fresh, a);
+    if (g == NULL) return pr_op_close(rt, &op, PR_ERR);
+    PR_K(s->param)->sgd(pr_f32(s->param), pr_f32(g), momentum ? pr_f32(s->state[0]) : NULL,
+                        pr_numel(s->param), momentum && s->step == 1, a);
     pr_tensor_release(g);
   }
-  return numel > 0 ? record(rt, who, like, numel, flops, rd, wr) : 0;
+  return pr_op_close(rt, &op, 0);
 }
 
 /* {====================== Adam and AdamW ======================} */
-
-/*
-** Per element, at step t, torch's Adam (AdamW: decoupled) runs:
-**   g = -g                                   maximize           1 flop
-**   g = g + wd·p                             Adam, wd != 0      2 flops
-**   p = p·(1 - lr·wd)                        AdamW (always)     1 flop
-**   m = β1·m;  m = m + (1 - β1)·g                               3 flops
-**   v = β2·v;  v = v + (1 - β2)·g·g                             4 flops
-**   vmax = max(vmax, v)                      amsgrad            1 flop
-**   d = sqrt(v or vmax) / sqrt(1 - β2^t) + eps                  3 flops
-**   p = p + (-lr / (1 - β1^t))·m / d                            3 flops
-** 13 flops at least. Bytes: p, g, m, v (and vmax) read; p, m, v (and vmax) written.
-*/
-static void adam_kernel(float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,
-                        int64_t step, const pr_AdamArgs *a) {
-  const double bc1 = 1.0 - pow(a->beta1, (double)step);
-  const double bc2 = 1.0 - pow(a->beta2, (double)step);
-  const float b1 = (float)a->beta1, b2 = (float)a->beta2;
-  const float one_b1 = (float)(1.0 - a->beta1), one_b2 = (float)(1.0 - a->beta2);
-  const float wd = (float)a->weight_decay, decay = (float)(1.0 - a->lr * a->weight_decay);
-  const float bc2_sqrt = (float)sqrt(bc2), eps = (float)a->eps;
-  const float neg_step = (float)-(a->lr / bc1);
-  for (int64_t i = 0; i < n; i++) {
-    float g = a->maximize ? -grad[i] : grad[i];
-    if (a->decoupled) p[i] = p[i] * decay;
-    else if (a->weight_decay != 0) g = fmaf(wd, p[i], g);
-    float mi = m[i] * b1;
-    mi = fmaf(one_b1, g, mi);
-    float vi = v[i] * b2;
-    vi = fmaf(one_b2 * g, g, vi);
-    m[i] = mi;
-    v[i] = vi;
-    float use = vi;
-    if (vmax != NULL) {
-      use = (vmax[i] != vmax[i] || vmax[i] > vi) ? vmax[i] : vi;   /* torch.maximum: NaN wins */
-      vmax[i] = use;
-    }
-    float d = sqrtf(use) / bc2_sqrt;
-    d = d + eps;
-    p[i] = p[i] + neg_step * mi / d;
-  }
-}
 
 int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_AdamArgs *a) {
   const char *who = "adam_step";
@@ -194,12 +131,18 @@ int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_Adam
     numel += k;
     rd += k * es * (2 + nstate);
     wr += k * es * (1 + nstate);
-    if (!pr_holds_values(s->param)) continue;
+  }
+  if (numel == 0) return 0;
+  prof_Op op;
+  if (open_step(rt, &op, who, like, numel, numel * per, rd, wr) != 0) return PR_ERR;
+  for (int i = 0; i < n; i++) {
+    const pr_OptimSlot *s = &slots[i];
+    if (s->grad == NULL || !pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
-    if (g == NULL) return PR_ERR;
-    adam_kernel(pr_f32(s->param), pr_f32(g), pr_f32(s->state[0]), pr_f32(s->state[1]),
-                a->amsgrad ? pr_f32(s->state[2]) : NULL, k, s->step, a);
+    if (g == NULL) return pr_op_close(rt, &op, PR_ERR);
+    PR_K(s->param)->adam(pr_f32(s->param), pr_f32(g), pr_f32(s->state[0]), pr_f32(s->state[1]),
+                         a->amsgrad ? pr_f32(s->state[2]) : NULL, pr_numel(s->param), s->step, a);
     pr_tensor_release(g);
   }
-  return numel > 0 ? record(rt, who, like, numel, numel * per, rd, wr) : 0;
+  return pr_op_close(rt, &op, 0);
 }

@@ -27,7 +27,7 @@ typedef struct pr_Storage {
   void *data;                  /* device memory of be */
   const pr_Backend *be;
   pr_Runtime *home;            /* whose live bytes count it (see pr_Runtime.home) */
-  prof_State *rec;             /* the recorder told of the allocation (NULL: none): told of the free */
+  prof_State *rec;             /* the recorder told of the allocation (NULL: none), and of the free */
 } pr_Storage;
 
 /*
@@ -61,6 +61,7 @@ typedef struct pr_Tensor {
 struct pr_Runtime {
   prof_State *rec;
   int32_t default_device;      /* a registry index */
+  int32_t host_device;         /* the device whose memory is the host's: raw bytes land there */
   int32_t default_dtype;       /* prof_DType */
   int32_t grad_enabled;        /* ops record their backward (torch's grad mode) */
   int32_t training;            /* unused by ops; modules carry their own mode */
@@ -139,10 +140,17 @@ void pr_operand(const pr_Tensor *t, prof_Operand *o);
 */
 int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
 
+/* Ends op on the recorder (rt->rec must be set). */
+void pr_op_ended(pr_Runtime *rt, prof_Op *op);
+
 /* {====================== helpers for op implementations (op_util.c) ======================} */
 
 /* Sets rt->err and returns NULL, for ops that return tensors. */
 pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A contiguous copy of t on its device (its backend's contiguous kernel) when t is not
+   contiguous, else t retained; an internal buffer, not an op. NULL with rt->err set. */
+pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
 
 /* Fails (PR_ERR) unless every non-NULL tensor shares a's device and dtype. */
 int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
@@ -152,8 +160,30 @@ int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_T
 void pr_op_begin(prof_Op *op, prof_OpKind kind, const pr_Tensor *in0, const pr_Tensor *in1,
                  const pr_Tensor *in2);
 
-/* Records op with out as its result; on failure releases out and returns NULL. */
+/*
+** Ops are events bracketed around their kernel: check shapes, pr_op_alloc (prof_op_begin, then the
+** output is allocated inside the op so its bytes are the op's), the kernel, pr_op_end
+** (prof_op_end), then autograd. Every path after a successful pr_op_alloc reaches pr_op_end, so
+** nothing stays open. Without a recorder they only allocate and release.
+*/
+/* Opens op with out [ndim, shape] of dtype, then allocates out on device. NULL (rt->err set;
+   nothing open) when the recorder rejects the op or out of memory. */
+pr_Tensor *pr_op_alloc(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype,
+                       int device);
+/* pr_op_alloc's first half, for ops whose output is a view of a larger block: opens op with out
+   [ndim, shape] of dtype. 0, or PR_ERR (rt->err set; nothing open). */
+int pr_op_open(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *shape, int dtype);
+/* Closes op; rc != 0 (the kernel failed, rt->err set) releases out and returns NULL. */
+pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc);
+/* An op without a kernel (a view, an identity): opens and closes op around out at once; on
+   failure releases out and returns NULL. */
 pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
+/* The fused backward work a kernel does beyond its ops, bracketed the same way: a custom op of
+   these counts opened by pr_work_begin (PR_ERR: rejected, nothing open). pr_op_close closes an
+   op opened by either pr_work_begin or pr_op_open and returns rc. */
+int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, int64_t flops,
+                  int64_t bytes_read, int64_t bytes_written);
+int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc);
 
 /* {====================== helpers shared by the op files (op_util.c) ======================} */
 
@@ -173,6 +203,14 @@ const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
 */
 int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
                         const int64_t *b, int *n, int64_t *shape);
+
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
+
+/* Uniform doubles in [0, 1) and standard normals from the runtime's generator (random.c). */
+double pr_rand_uniform(pr_Runtime *rt);
+double pr_rand_normal(pr_Runtime *rt);
+void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
 
 /* {====================== autograd (autograd.c) ======================} */
 
@@ -232,7 +270,7 @@ void pr_node_release(pr_Node *n);   /* NULL-safe */
 */
 int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph);
 
-#include "cpu.h"
+#include "plans.h"
 #include "kernels.h"
 #include "ops.h"
 

@@ -14,7 +14,7 @@ void pr_runtime_init(pr_Runtime *rt) {
   rt->grad_enabled = 1;
   rt->home = rt;                /* copies of rt (internal quiet runtimes) count into this one */
   pr_device_register(rt, pr_backend_meta());   /* PR_SHAPES_DEVICE */
-  pr_device_register(rt, pr_backend_cpu());
+  rt->host_device = pr_device_register(rt, pr_backend_cpu());
   pr_device_register(rt, pr_backend_cuda());
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   rt->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
@@ -200,7 +200,11 @@ void pr_operand(const pr_Tensor *t, prof_Operand *o) {
 int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out) {
   if (rt->rec == NULL) return 0;
   if (out != NULL) pr_operand(out, &op->out);
-  if (prof_op_record(rt->rec, op) != PROF_OK)
-    return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  if (prof_op_begin(rt->rec, op) != PROF_OK) return pr_error(rt, "%s", prof_errmsg(rt->rec));
+  pr_op_ended(rt, op);
   return 0;
+}
+
+void pr_op_ended(pr_Runtime *rt, prof_Op *op) {
+  prof_op_end(rt->rec, op);
 }

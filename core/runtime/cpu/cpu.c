@@ -1,8 +1,9 @@
-/* cpu.c — what cpu kernels share: element access, strided copies, accumulation, random numbers. */
+/* cpu.c — what cpu kernels share: element access, strided copies, accumulation, casts. */
 #include <math.h>
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 float *pr_f32(const pr_Tensor *t) {
   return (float *)t->storage->data + t->offset;
@@ -25,16 +26,14 @@ float *pr_f32(const pr_Tensor *t) {
     }                                                                                       \
   } while (0)
 
-pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
-  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
-  if (c == NULL) return NULL;
+int pr_cpu_contiguous(pr_Runtime *rt, const pr_Tensor *t, pr_Tensor *c) {
+  (void)rt;
   size_t es = (size_t)prof_dtype_size(t->dtype);
   const char *src = (const char *)t->storage->data;
-  char *dst = (char *)c->storage->data;
+  char *dst = (char *)c->storage->data + es * (size_t)c->offset;
   int64_t i = 0;
   FOR_EACH_OFFSET(t, off, memcpy(dst + es * (size_t)i++, src + es * (size_t)(t->offset + off), es));
-  return c;
+  return 0;
 }
 
 int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
@@ -54,41 +53,6 @@ int pr_cpu_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
   FOR_EACH_OFFSET(dst, off, d[off] += sp[i++]);
   pr_tensor_release(sc);
   return 0;
-}
-
-/* {====================== random numbers (xoshiro256**) ======================} */
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t next(uint64_t *s) {
-  uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return r;
-}
-
-void pr_manual_seed(pr_Runtime *rt, uint64_t seed) {
-  /* splitmix64 spreads one seed over the four words, as xoshiro's authors advise */
-  for (int i = 0; i < 4; i++) {
-    uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    rt->rng[i] = z ^ (z >> 31);
-  }
-}
-
-double pr_rand_uniform(pr_Runtime *rt) {
-  return (double)(next(rt->rng) >> 11) * 0x1.0p-53;
-}
-
-double pr_rand_normal(pr_Runtime *rt) {
-  /* Box-Muller; the second value is dropped to keep the generator's state simple */
-  double u = pr_rand_uniform(rt), v = pr_rand_uniform(rt);
-  return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * 3.14159265358979323846 * v);
 }
 
 /* {====================== dtype conversion ======================} */

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* The mask value at each score, walking mask (a view of the scores' shape) in row-major order. */
 typedef struct MaskWalk {

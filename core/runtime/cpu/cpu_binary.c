@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* Strides of t aligned to an output of nd dims, 0 where t is broadcast (or missing). */
 static void aligned_strides(const pr_Tensor *t, int nd, const int64_t *oshape, int64_t *st) {
@@ -89,4 +90,16 @@ int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr
     }
   }
   return 0;
+}
+
+/*
+** out = x · mask with a Bernoulli keep-mask (contiguous, x's shape) drawn from the runtime's
+** generator (so manual_seed repeats it), kept elements scaled by 1/(1-p) to keep the expectation
+** (p = 1: all dropped).
+*/
+int pr_cpu_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask, pr_Tensor *out) {
+  float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f, *m = pr_f32(mask);
+  for (int64_t i = 0, n = pr_numel(mask); i < n; i++)
+    m[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
+  return pr_cpu_binary(rt, PROF_OP_MUL, x, mask, 0, 0, out);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Layout of the unfolded input ("cols") of one sample: row r = c·K + kidx (channel-major, kernel

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** How sgemm can read a 2-D view: row-major (NoTrans) with its row stride as leading dimension, or

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* Element (n, c, s) of a contiguous [N, C, S] block; row r = n·S + s. */
 #define AT(p, r, c) ((((r) / (p)->S) * (p)->C + (c)) * (p)->S + (r) % (p)->S)
@@ -113,4 +114,66 @@ void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const 
       gx[k] = (float)v;
     }
   }
+}
+
+/* {====================== mse_loss ======================} */
+
+/* t viewed with d's shape: broadcast dims read with stride 0, as expand makes them. */
+static pr_Tensor broadcast_view(const pr_Tensor *t, const pr_Tensor *d) {
+  pr_Tensor v = *t;
+  v.ndim = d->ndim;
+  for (int i = 0; i < d->ndim; i++) {
+    int j = t->ndim - d->ndim + i;
+    v.shape[i] = d->shape[i];
+    v.stride[i] = j >= 0 && t->shape[j] != 1 ? t->stride[j] : 0;
+  }
+  v.grad_fn = NULL;
+  v.grad = NULL;
+  return v;
+}
+
+/* The elements of v in logical order: v's own when contiguous, else a copy held in *copy. */
+static const float *dense(pr_Runtime *rt, const pr_Tensor *v, pr_Tensor **copy) {
+  *copy = NULL;
+  if (pr_is_contiguous(v)) return pr_f32(v);
+  *copy = pr_contiguous_data(rt, v);
+  return *copy != NULL ? pr_f32(*copy) : NULL;
+}
+
+int pr_cpu_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+               pr_Tensor *d, pr_Tensor *out) {
+  pr_Tensor xv = broadcast_view(x, d), tv = broadcast_view(t, d), *xc, *tc = NULL;
+  const float *xp = dense(rt, &xv, &xc), *tp = xp ? dense(rt, &tv, &tc) : NULL;
+  if (tp != NULL) {
+    float *dp = pr_f32(d), *o = pr_f32(out);
+    double sum = 0;
+    int64_t numel = pr_numel(d);
+    for (int64_t i = 0; i < numel; i++) {
+      double v = (double)xp[i] - tp[i];
+      dp[i] = (float)v;
+      if (reduction == PROF_REDUCE_NONE) o[i] = (float)(v * v);
+      sum += v * v;
+    }
+    if (reduction != PROF_REDUCE_NONE)
+      o[0] = (float)(reduction == PROF_REDUCE_MEAN ? sum / (double)numel : sum);
+  }
+  pr_tensor_release(xc);
+  pr_tensor_release(tc);
+  return tp != NULL ? 0 : PR_ERR;
+}
+
+int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,
+                        pr_Tensor *gd, pr_Tensor *neg) {
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  const float *dp = pr_f32(d), *gp = pr_f32(gc);
+  float *o = pr_f32(gd);
+  int64_t numel = pr_numel(d);
+  double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)numel : 2.0;
+  for (int64_t i = 0; i < numel; i++) {
+    o[i] = (float)(scale * dp[i] * gp[reduction == PROF_REDUCE_NONE ? i : 0]);
+    if (neg != NULL) pr_f32(neg)[i] = -o[i];
+  }
+  pr_tensor_release(gc);
+  return 0;
 }

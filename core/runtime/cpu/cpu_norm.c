@@ -1,8 +1,10 @@
-/* cpu_norm.c — float32 cpu kernels of the norms and embedding; records of fused backward work. */
+/* cpu_norm.c — float32 cpu kernels of the norms (statistics, running buffers, gradients) and embedding. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* {====================== statistics cells ======================} */
 
@@ -160,18 +162,87 @@ void pr_cpu_embedding_backward(const pr_Tensor *idx, const float *g, int64_t d, 
   }
 }
 
-/* {====================== records of fused backward work ======================} */
+/* {============ the norm ops' kernels: statistics, running buffers, gradients ============} */
 
-int pr_record_work(pr_Runtime *rt, const char *name, int64_t macs, int64_t flops,
-                   int64_t bytes_read, int64_t bytes_written) {
-  if (rt->rec == NULL) return 0;
-  prof_Op op;
-  memset(&op, 0, sizeof op);
-  op.kind = PROF_OP_CUSTOM;
-  op.name = name;
-  op.macs = macs;
-  op.flops = flops;
-  op.bytes_read = bytes_read;
-  op.bytes_written = bytes_written;
-  return pr_record(rt, &op, NULL);
+static float *at1(const pr_Tensor *t, int64_t i) {
+  return (float *)t->storage->data + t->offset + i * t->stride[0];
+}
+
+/*
+** The running statistics move towards the batch's (torch's batch_norm: momentum, and the unbiased
+** variance); instance norm averages its per-sample statistics over the batch first, as torch
+** repeats the buffers per sample and then takes their mean.
+*/
+static void update_running(const pr_NormPlan *p, pr_Tensor *run_mean, pr_Tensor *run_var,
+                           double m, const float *mean, const double *var) {
+  int64_t per = p->groups == 0 ? p->N * p->S : p->S, reps = p->groups == 0 ? 1 : p->N;
+  double unbias = per > 1 ? (double)per / (double)(per - 1) : NAN;
+  for (int64_t c = 0; c < p->C; c++) {
+    double mu = 0, v = 0;
+    for (int64_t r = 0; r < reps; r++) {
+      mu += mean[r * p->C + c];
+      v += var[r * p->C + c] * unbias;
+    }
+    float *rm = run_mean ? at1(run_mean, c) : NULL, *rv = run_var ? at1(run_var, c) : NULL;
+    if (rm != NULL) *rm = (float)((1 - m) * *rm + m * mu / (double)reps);
+    if (rv != NULL) *rv = (float)((1 - m) * *rv + m * v / (double)reps);
+  }
+}
+
+int pr_cpu_norm(pr_Runtime *rt, const pr_NormPlan *p, int input_stats, pr_Tensor *run_mean,
+                pr_Tensor *run_var, double momentum, const pr_Tensor *xc, const pr_Tensor *w,
+                const pr_Tensor *b, pr_Tensor *mean, pr_Tensor *rstd, pr_Tensor *out) {
+  int64_t cells = pr_norm_cells(p);
+  float *mp = pr_f32(mean), *rp = pr_f32(rstd);
+  if (input_stats) {
+    int run = run_mean != NULL || run_var != NULL;
+    double *var = run ? malloc(sizeof *var * (size_t)(cells ? cells : 1)) : NULL;
+    if (run && var == NULL) return pr_error(rt, "norm: out of memory");
+    pr_cpu_norm_stats(p, pr_f32(xc), mp, rp, var);
+    if (var != NULL) update_running(p, run_mean, run_var, momentum, mp, var);
+    free(var);
+  } else {
+    /* cell k of batch_norm is channel k; of instance norm, sample k / C and channel k % C */
+    for (int64_t k = 0; k < cells; k++) {
+      mp[k] = *at1(run_mean, k % p->C);
+      rp[k] = (float)(1.0 / sqrt((double)*at1(run_var, k % p->C) + p->eps));
+    }
+  }
+  pr_Tensor *wc = w ? pr_contiguous_data(rt, w) : NULL, *bc = b ? pr_contiguous_data(rt, b) : NULL;
+  int rc = (w && !wc) || (b && !bc) ? PR_ERR : 0;
+  if (rc == 0)
+    pr_cpu_norm_apply(p, pr_f32(xc), mp, rp, wc ? pr_f32(wc) : NULL, bc ? pr_f32(bc) : NULL,
+                      pr_f32(out));
+  pr_tensor_release(wc);
+  pr_tensor_release(bc);
+  return rc;
+}
+
+int pr_cpu_norm_grad(pr_Runtime *rt, const pr_NormPlan *p, const pr_Tensor *x, const pr_Tensor *g,
+                     const pr_Tensor *w, const pr_Tensor *mean, const pr_Tensor *rstd,
+                     int input_stats, pr_Tensor *gx, pr_Tensor *gw, pr_Tensor *gb) {
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  double *acc = gc ? calloc((size_t)(2 * p->C + 1), sizeof *acc) : NULL;
+  if (acc == NULL) {
+    pr_tensor_release(gc);
+    return pr_error(rt, "norm backward: out of memory");
+  }
+  pr_cpu_norm_backward(p, pr_f32(x), pr_f32(gc), w ? pr_f32(w) : NULL, pr_f32(mean), pr_f32(rstd),
+                       input_stats, gx ? pr_f32(gx) : NULL, gw ? acc : NULL, gb ? acc + p->C : NULL);
+  pr_Tensor *sums[2] = {gw, gb};
+  for (int i = 0; i < 2; i++)
+    if (sums[i] != NULL)
+      for (int64_t c = 0; c < p->C; c++) pr_f32(sums[i])[c] = (float)acc[i * p->C + c];
+  free(acc);
+  pr_tensor_release(gc);
+  return 0;
+}
+
+int pr_cpu_embedding_grad(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor *g, int64_t pad,
+                          pr_Tensor *gw) {
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  if (gc == NULL) return PR_ERR;
+  pr_cpu_embedding_backward(idx, pr_f32(gc), gw->shape[1], pad, pr_f32(gw));
+  pr_tensor_release(gc);
+  return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /* One output position's window along one axis: inputs lo, lo + step, ... below hi; span is the
    window's length counting padding (avg pool's count_include_pad divisor). */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Walks x in row-major order keeping, for each element, the offset of its output cell (ostride:

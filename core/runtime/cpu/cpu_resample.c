@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Every mode but area is separable: output position o of an axis reads `taps` inputs idx[o·taps

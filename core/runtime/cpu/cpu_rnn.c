@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 /*
 ** Layouts. Weights: PyTorch's _flat_weights order, per layer and direction w_ih [G, in],
@@ -294,4 +295,90 @@ int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, co
 
 const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws) {
   return ws + out_offset(p, p->L - 1);
+}
+
+/* {====================== the recurrent ops' kernels on tensors ======================} */
+
+/* [N, T, F] <-> [T, N, F] (to: batch-first into time-major). */
+static void swap_01(const float *src, float *dst, int64_t a, int64_t b, int64_t f) {
+  for (int64_t i = 0; i < a; i++)
+    for (int64_t j = 0; j < b; j++)
+      memcpy(dst + (j * a + i) * f, src + (i * b + j) * f, sizeof(float) * (size_t)f);
+}
+
+/*
+** The dropout masks of the inner layers' outputs into the workspace, drawn from the runtime's
+** generator as pr_dropout draws (so manual_seed repeats them); the backward reads them back from
+** the saved workspace rather than drawing again.
+*/
+static void draw_masks(pr_Runtime *rt, const pr_RnnPlan *p, float *ws) {
+  int64_t at = pr_rnn_masks_offset(p);
+  if (at < 0) return;
+  float scale = p->dropout < 1.0 ? (float)(1.0 / (1.0 - p->dropout)) : 0.0f;
+  float *m = ws + at;
+  for (int64_t i = 0, n = pr_rnn_workspace_size(p) - at; i < n; i++)
+    m[i] = pr_rand_uniform(rt) < p->dropout ? 0.0f : scale;
+}
+
+/* x as a time-major contiguous copy (or itself when it already is one). */
+static pr_Tensor *time_major(pr_Runtime *rt, const pr_Tensor *x, int batch_first) {
+  if (!batch_first) return pr_contiguous_data(rt, x);
+  pr_Tensor *c = pr_contiguous_data(rt, x);
+  pr_Tensor *t = c ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, x->device) : NULL;
+  if (t != NULL) swap_01(pr_f32(c), pr_f32(t), x->shape[0], x->shape[1], x->shape[2]);
+  pr_tensor_release(c);
+  return t;
+}
+
+int pr_cpu_rnn(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *x,
+               const pr_Tensor *h0, const pr_Tensor *c0, const pr_Tensor *W, pr_Tensor *ws,
+               pr_Tensor *R) {
+  int64_t nout = p->T * p->N * p->D * p->H, nh = p->L * p->D * p->N * p->H;
+  pr_Tensor *xt = time_major(rt, x, batch_first);
+  pr_Tensor *hc = xt && h0 ? pr_contiguous_data(rt, h0) : NULL;
+  pr_Tensor *cc = xt && c0 ? pr_contiguous_data(rt, c0) : NULL;
+  int rc = PR_ERR;
+  if (xt == NULL || (h0 && !hc) || (c0 && !cc)) goto end;
+  float *r = pr_f32(R);
+  draw_masks(rt, p, pr_f32(ws));
+  if (pr_cpu_rnn_forward(p, pr_f32(xt), hc ? pr_f32(hc) : NULL, cc ? pr_f32(cc) : NULL, pr_f32(W),
+                         pr_f32(ws), r + nout, p->cell == 2 ? r + nout + nh : NULL) != 0) {
+    pr_error(rt, "rnn: out of memory");
+    goto end;
+  }
+  if (batch_first) swap_01(pr_rnn_output(p, pr_f32(ws)), r, p->T, p->N, p->D * p->H);
+  else memcpy(r, pr_rnn_output(p, pr_f32(ws)), sizeof(float) * (size_t)nout);
+  rc = 0;
+end:
+  pr_tensor_release(xt);
+  pr_tensor_release(hc);
+  pr_tensor_release(cc);
+  return rc;
+}
+
+int pr_cpu_rnn_grad(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first, const pr_Tensor *W,
+                    const pr_Tensor *ws, const pr_Tensor *g, pr_Tensor *gx_out, pr_Tensor *gh0,
+                    pr_Tensor *gc0, pr_Tensor *gw) {
+  int64_t nout = p->T * p->N * p->D * p->H, nh = p->L * p->D * p->N * p->H;
+  pr_Tensor *gc = pr_contiguous_data(rt, g);
+  float *tmp = gc ? malloc(sizeof(float) * (size_t)(nout + p->T * p->N * p->In + 1)) : NULL;
+  if (tmp == NULL) {
+    pr_tensor_release(gc);
+    return pr_error(rt, "rnn backward: out of memory");
+  }
+  const float *gp = pr_f32(gc), *gout = gp;
+  float *gx = gx_out ? pr_f32(gx_out) : NULL;
+  if (batch_first) {
+    swap_01(gp, tmp, p->N, p->T, p->D * p->H);
+    gout = tmp;
+    if (gx != NULL) gx = tmp + nout;
+  }
+  int rc = pr_cpu_rnn_backward(p, pr_f32(W), pr_f32(ws), gout, gp + nout,
+                               p->cell == 2 ? gp + nout + nh : NULL, gx,
+                               gh0 ? pr_f32(gh0) : NULL, gc0 ? pr_f32(gc0) : NULL,
+                               gw ? pr_f32(gw) : NULL);
+  if (rc == 0 && batch_first && gx_out != NULL) swap_01(gx, pr_f32(gx_out), p->T, p->N, p->In);
+  free(tmp);
+  pr_tensor_release(gc);
+  return rc == 0 ? 0 : pr_error(rt, "rnn backward: out of memory");
 }

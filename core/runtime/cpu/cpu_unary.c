@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "cpu.h"
 
 #define SQRT1_2 0.70710678118654752440f
 #define INV_SQRT_2PI 0.39894228040143267794f   /* 1/sqrt(2 pi): the normal density's constant */
