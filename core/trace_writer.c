@@ -1,6 +1,7 @@
 /* trace_writer.c — the buffered events as a Chrome / Perfetto trace in Kineto's JSON format. */
 #define _POSIX_C_SOURCE 200809L
-#include <cjson/cJSON.h>
+#include <cJSON.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,13 +30,21 @@ static void flush(Out *o) {
   o->len = 0;
 }
 
-static void put(Out *o, const char *s, size_t n) {
-  if (o->len + n > OUT_SIZE) {
-    flush(o);
-    if (n > OUT_SIZE) {
-      if (!o->failed && o->fn(o->ud, s, n) != 0) o->failed = 1;
-      return;
-    }
+static void put_slow(Out *o, const char *s, size_t n) {
+  flush(o);
+  if (n > OUT_SIZE) {
+    if (!o->failed && o->fn(o->ud, s, n) != 0) o->failed = 1;
+    return;
+  }
+  memcpy(o->buf, s, n);
+  o->len = n;
+}
+
+/* Inline, so that literals (LIT) become a few moves rather than a memcpy call. */
+static inline void put(Out *o, const char *s, size_t n) {
+  if (__builtin_expect(o->len + n > OUT_SIZE, 0)) {
+    put_slow(o, s, n);
+    return;
   }
   memcpy(o->buf + o->len, s, n);
   o->len += n;
@@ -78,7 +87,26 @@ static void put_us(Out *o, int64_t ns) {
   put(o, p, (size_t)(e - p));
 }
 
-static void put_str(Out *o, const char *s) { profW_string(&o->w, s != NULL ? s : ""); }
+/* Names are nearly always plain ASCII: copied as they are when nothing in them needs the JSON
+   writer's escaping (which handles every other string). */
+static void put_str(Out *o, const char *s) {
+  if (s == NULL) s = "";
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\') p++;
+  if (*p != '\0') {
+    profW_string(&o->w, s);
+    return;
+  }
+  size_t n = (size_t)(p - (const unsigned char *)s);
+  if (o->len + n + 2 > OUT_SIZE) {
+    profW_string(&o->w, s);
+    return;
+  }
+  o->buf[o->len++] = '"';
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+  o->buf[o->len++] = '"';
+}
 
 /* A key of a JSON object already opened, with the comma before it unless first. */
 static void put_key(Out *o, const char *key, int *first) {
@@ -241,8 +269,8 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
     put_arg_int(o, "MACs", e->macs, &first);
     put_arg_int(o, "FLOPs", e->flops, &first);
     put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
-    put_key(o, "FLOP/s", &first);
-    profW_double(&o->w, dur > 0 ? (double)e->flops * 1e9 / (double)dur : 0.0);
+    /* whole FLOP/s: no reader needs a fraction of one, and %.17g costs more than the event */
+    put_arg_int(o, "FLOP/s", dur > 0 ? llround((double)e->flops * 1e9 / (double)dur) : 0, &first);
   } else {
     if (e->kind == PROF_EVENT_OP) LIT(o, ",\"cat\":\"cpu_op\",\"name\":");
     else LIT(o, ",\"cat\":\"user_annotation\",\"name\":");
