@@ -620,8 +620,10 @@ PROF_API void prof_traceinfo_init(prof_TraceInfo *info);
 ** so that they nest; a span that would overlap its enclosing one without nesting (a range popped
 ** after its module exited) is clipped to it and counted in "clippedSpans". Categories: cpu_op
 ** (ops), user_annotation (ranges), module (module calls, with their MACs, FLOPs, bytes and
-** achieved FLOP/s), cpu_instant_event (instants and "[memory]"), counters as "ph":"C". Times are
-** µs with ns digits relative to base_ns; dropped events are counted in "droppedEvents".
+** achieved FLOP/s), cpu_instant_event (instants, and "[memory]" with torch's Bytes (signed),
+** Total Allocated, Device Type, Device Id; no Addr: events carry none), counters as "ph":"C";
+** "External id" is the op's correlation. Times are µs with three decimals (ns) relative to
+** base_ns; dropped events are counted in "droppedEvents".
 ** Every string is escaped (control characters as \uXXXX, invalid UTF-8 as U+FFFD).
 ** [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM, PROF_ERRARG for device_properties that are
 ** not a JSON array or object]

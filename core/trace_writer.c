@@ -108,12 +108,18 @@ static void put_str(Out *o, const char *s) {
   o->buf[o->len++] = '"';
 }
 
-/* A key of a JSON object already opened, with the comma before it unless first. */
+/* A key of the event's "args", opening them at the first: an event without args has none. */
 static void put_key(Out *o, const char *key, int *first) {
-  if (!*first) LIT(o, ",");
+  if (*first) LIT(o, ",\"args\":{");
+  else LIT(o, ",");
   *first = 0;
   put_str(o, key);
   LIT(o, ":");
+}
+
+static void end_event(Out *o, int first) {
+  if (first) LIT(o, "}");
+  else LIT(o, "}}");
 }
 
 static void put_arg_int(Out *o, const char *key, int64_t v, int *first) {
@@ -181,27 +187,37 @@ typedef struct Ctx {
   int first_event;
   int64_t clipped;
   int sp;                        /* open spans in o->nest */
+  int32_t head_thread;           /* whose ","pid":P,"tid":T,"ts":" head holds */
+  size_t head_len;
+  char head[64];
 } Ctx;
 
+/* ","pid":P,"tid":T,"ts":" is the same for every event of a thread: formatted once per thread. */
+static void make_head(Ctx *c, int32_t thread) {
+  char *h = c->head;
+  int64_t tid = thread < 0 ? 0 : (int64_t)thread + PROF_TRACE_TID_BASE;
+  int n = snprintf(h, sizeof c->head, "\",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid,
+                   (long long)tid);
+  c->head_len = n > 0 && (size_t)n < sizeof c->head ? (size_t)n : 0;
+  c->head_thread = thread;
+}
+
 /* The start of an event object: ph, pid, tid, ts (and the comma before it). */
-static void event_head(Ctx *c, const char *ph, int32_t thread, int64_t ts_ns) {
+static void event_head(Ctx *c, char ph, int32_t thread, int64_t ts_ns) {
   Out *o = c->o;
   if (!c->first_event) LIT(o, ",\n");
   c->first_event = 0;
+  if (thread != c->head_thread || c->head_len == 0) make_head(c, thread);
   LIT(o, "{\"ph\":\"");
-  put(o, ph, strlen(ph));
-  LIT(o, "\",\"pid\":");
-  put_int(o, c->pid);
-  LIT(o, ",\"tid\":");
-  put_int(o, thread < 0 ? 0 : (int64_t)thread + PROF_TRACE_TID_BASE);
-  LIT(o, ",\"ts\":");
+  put(o, &ph, 1);
+  put(o, c->head, c->head_len);
   put_us(o, ts_ns - c->base);
 }
 
 static void metadata(Ctx *c, const char *what, int32_t thread, const char *key, const char *str,
                      int64_t num) {
   Out *o = c->o;
-  event_head(c, "M", thread, c->base);
+  event_head(c, 'M', thread, c->base);
   LIT(o, ",\"name\":");
   put_str(o, what);
   LIT(o, ",\"args\":{");
@@ -244,7 +260,7 @@ static const char *phase_name(prof_Phase p) {
 static void span(Ctx *c, prof_State *S, const prof_Event *e) {
   Out *o = c->o;
   int64_t end = nest(c, e->t_begin_ns, e->t_end_ns), dur = end - e->t_begin_ns;
-  event_head(c, "X", e->thread, e->t_begin_ns);
+  event_head(c, 'X', e->thread, e->t_begin_ns);
   LIT(o, ",\"dur\":");
   put_us(o, dur);
   int first = 1;
@@ -259,7 +275,6 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
     } else {
       put_str(o, e->name);
     }
-    LIT(o, ",\"args\":{");
     put_key(o, "Module Path", &first);
     put_str(o, o->path);
     put_key(o, "Module Type", &first);
@@ -275,7 +290,6 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
     if (e->kind == PROF_EVENT_OP) LIT(o, ",\"cat\":\"cpu_op\",\"name\":");
     else LIT(o, ",\"cat\":\"user_annotation\",\"name\":");
     put_str(o, e->name != NULL ? e->name : prof_op_kind_name((prof_OpKind)e->op_kind));
-    LIT(o, ",\"args\":{");
     if (e->kind == PROF_EVENT_OP) {
       if (e->flops != 0) put_arg_int(o, "FLOPs", e->flops, &first);
       if (e->macs != 0) put_arg_int(o, "MACs", e->macs, &first);
@@ -284,25 +298,23 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
     }
   }
   if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
-  LIT(o, "}}");
+  end_event(o, first);
 }
 
 static void point(Ctx *c, const prof_Event *e) {
   Out *o = c->o;
   int first = 1;
   if (e->kind == PROF_EVENT_COUNTER) {
-    event_head(c, "C", e->thread, e->t_begin_ns);
+    event_head(c, 'C', e->thread, e->t_begin_ns);
     LIT(o, ",\"name\":");
     put_str(o, e->name);
-    LIT(o, ",\"args\":{");
     put_arg_int(o, "value", e->value, &first);
-    LIT(o, "}}");
+    end_event(o, first);
     return;
   }
-  event_head(c, "i", e->thread, e->t_begin_ns);
+  event_head(c, 'i', e->thread, e->t_begin_ns);
   LIT(o, ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
   put_str(o, e->kind == PROF_EVENT_MEMORY ? "[memory]" : e->name);
-  LIT(o, ",\"args\":{");
   if (e->kind == PROF_EVENT_MEMORY) {
     /* torch's keys: c10's DeviceType (0 cpu, 1 cuda), device id -1 for the host */
     int cuda = e->device == PROF_DEVICE_CUDA;
@@ -312,7 +324,7 @@ static void point(Ctx *c, const prof_Event *e) {
     put_arg_int(o, "Device Type", cuda ? 1 : 0, &first);
     if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
   }
-  LIT(o, "}}");
+  end_event(o, first);
 }
 
 static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
@@ -365,8 +377,8 @@ static void document(Out *o, Ctx *c, prof_State *S, const prof_TraceInfo *in,
   metadata(c, "process_name", -1, "name", in->process_name ? in->process_name : "profrun", 0);
   metadata(c, "process_labels", -1, "labels", "CPU", 0);
   events(c, S, ord);
-  event_head(c, "i", -1, ord->n > 0 ? ord->max_end : c->base);
-  LIT(o, ",\"s\":\"g\",\"name\":\"Record Window End\",\"args\":{}}");
+  event_head(c, 'i', -1, ord->n > 0 ? ord->max_end : c->base);
+  LIT(o, ",\"s\":\"g\",\"name\":\"Record Window End\"}");
   LIT(o, "\n],\n\"traceName\":");
   put_str(o, in->trace_name);
   LIT(o, ",\n\"droppedEvents\":");
@@ -402,7 +414,8 @@ int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_Writ
   o->len = 0;
   profW_init(&o->w, sink, o, 0);
   int64_t base = in.base_ns != 0 ? in.base_ns : ord.n > 0 ? ord.min_begin : prof_now_ns();
-  Ctx c = {.o = o, .base = base, .pid = in.pid != 0 ? in.pid : (int64_t)getpid(), .first_event = 1};
+  Ctx c = {.o = o, .base = base, .pid = in.pid != 0 ? in.pid : (int64_t)getpid(), .first_event = 1,
+           .head_len = 0};
   document(o, &c, S, &in, devices, &ord,
            in.base_epoch_ns != 0 ? in.base_epoch_ns : epoch_of(base));
   flush(o);
