@@ -67,6 +67,7 @@ LUA_MOD     := $(BUILD)/lua/prof/core.so
 LUA_MOD_INST:= $(BUILD)/lua-install/prof/core.so
 PROFRUN     := $(BUILD)/bin/profrun
 BENCH_C     := $(BUILD)/bin/bench_core
+BENCH_TRACE := $(BUILD)/bin/bench_trace
 ASAN_LIBPROF_A  := $(BUILD)/asan-lib/libprof.a
 ASAN_LIBPROF_SO := $(BUILD)/asan-lib/libprof.so.$(VERSION)
 ASAN_LIBRT_A    := $(BUILD)/asan-lib/libprofrt.a
@@ -124,7 +125,7 @@ $(ASAN_LIBPROF_SO): LDSAN := -fsanitize=address,undefined
 $(BUILD)/%.so.$(VERSION):
 	@mkdir -p $(@D)
 	$(CC) -shared $(LDSAN) -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -o $@ $^ \
-	  $(CJSON_LIBS) -lm -pthread
+	  $(CJSON_LIBS) -lz -lm -pthread
 $(BUILD)/%.so.$(VMAJOR): $(BUILD)/%.so.$(VERSION)
 	ln -sf $(<F) $@
 $(BUILD)/%/libprof.so: $(BUILD)/%/$(SONAME)
@@ -159,7 +160,7 @@ $(BUILD)/obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
 	$(CC) $(BIND_CFLAGS) -c $< -o $@
 $(PROFRUN): $(BUILD)/obj/core/profrun.o $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lm -ldl -pthread -Wl,-E
+	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl -pthread -Wl,-E
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lm\n' \
@@ -167,7 +168,7 @@ $(BUILD)/prof.pc: Makefile
 
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries
 # (tests reach internal headers, so never the shared one). test_threads*.c also run under TSan.
-TEST_LIBS = $(CJSON_LIBS) $(BLAS_LIBS) -lm -pthread
+TEST_LIBS = $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -pthread
 $(BUILD)/tests/%: $(BUILD)/obj/spec/c/%.o $(LIBRT_A) $(LIBPROF_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(TEST_LIBS)
@@ -204,7 +205,10 @@ run: all
 $(BENCH_C): scripts/tools/bench_core.c core/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lm -pthread
-bench: all $(BENCH_C)
+$(BENCH_TRACE): scripts/tools/bench_trace.c core/prof.h $(LIBPROF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lz -lm -pthread
+bench: all $(BENCH_C) $(BENCH_TRACE)
 	@scripts/tools/bench.sh
 
 # Installed layout: bin/profrun, include/prof.h, lib/libprof.{a,so*}, lib/pkgconfig/prof.pc,

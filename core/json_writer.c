@@ -63,13 +63,58 @@ void profW_end_object(profW_Writer *w) { close_(w, "}"); }
 void profW_begin_array(profW_Writer *w) { open_(w, "["); }
 void profW_end_array(profW_Writer *w) { close_(w, "]"); }
 
-static void string_body(profW_Writer *w, const char *s) {
+/*
+** Length of the well-formed UTF-8 sequence at s (2..4 bytes), or 0 with *bad set to the length of
+** its maximal ill-formed prefix, which Unicode replaces by one U+FFFD: overlongs, surrogates,
+** values above U+10FFFF, stray continuation bytes and truncated sequences are all ill-formed. The
+** terminating NUL is never a continuation byte, so a truncated sequence stops before it.
+*/
+static int utf8_len(const unsigned char *s, int *bad) {
+  unsigned c = s[0], lo = 0x80, hi = 0xBF;
+  int n;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;          /* overlong below U+0800 */
+    if (c == 0xED) hi = 0x9F;          /* surrogates U+D800..DFFF */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;          /* overlong below U+10000 */
+    if (c == 0xF4) hi = 0x8F;          /* above U+10FFFF */
+  } else {
+    *bad = 1;
+    return 0;
+  }
+  for (int i = 1; i < n; i++) {
+    unsigned b = s[i];
+    if (b < lo || b > hi) {
+      *bad = i;
+      return 0;
+    }
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return n;
+}
+
+/* Nothing reaches the output raw but printable ASCII and well-formed UTF-8: a reader that chokes
+   on control characters or bad bytes (Perfetto, pytorch#130622) gets escapes and U+FFFD. */
+static void string_body(profW_Writer *w, const char *str) {
+  const unsigned char *s = (const unsigned char *)str, *run = s;
   put(w, "\"", 1);
-  const char *run = s;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    put(w, run, (size_t)(s - run));
+  while (*s) {
+    unsigned char c = *s;
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      s++;
+      continue;
+    }
+    int bad = 0, n = c >= 0x80 ? utf8_len(s, &bad) : 0;
+    if (n > 0) {
+      s += n;
+      continue;
+    }
+    put(w, (const char *)run, (size_t)(s - run));
     char esc[8];
     switch (c) {
       case '"': puts_(w, "\\\""); break;
@@ -78,12 +123,17 @@ static void string_body(profW_Writer *w, const char *s) {
       case '\r': puts_(w, "\\r"); break;
       case '\t': puts_(w, "\\t"); break;
       default:
-        snprintf(esc, sizeof esc, "\\u%04x", c);
-        puts_(w, esc);
+        if (bad > 0) {
+          puts_(w, "\\ufffd");
+        } else {
+          snprintf(esc, sizeof esc, "\\u%04x", c);
+          puts_(w, esc);
+        }
     }
-    run = s + 1;
+    s += bad > 0 ? bad : 1;
+    run = s;
   }
-  put(w, run, (size_t)(s - run));
+  put(w, (const char *)run, (size_t)(s - run));
   put(w, "\"", 1);
 }
 

@@ -588,6 +588,59 @@ PROF_API int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, pr
 */
 PROF_API int prof_write_file_atomic(prof_State *S, const char *path, const char *data, size_t len);
 
+/* {====================== trace ======================} */
+
+/*
+** Run facts for a Chrome / Perfetto trace in Kineto's format (what torch.profiler's
+** export_chrome_trace writes), so that chrome://tracing, Perfetto and HTA read it unchanged.
+*/
+typedef struct prof_TraceInfo {
+  size_t size;                 /* set by prof_traceinfo_init */
+  int64_t rank, world_size;    /* "distributedInfo"; 0 and 1 by default */
+  int64_t base_ns;             /* the prof_now_ns time written as ts 0; 0: the earliest event's */
+  int64_t base_epoch_ns;       /* "baseTimeNanoseconds", base_ns as Unix-epoch ns (add ts to get
+                                  wall time back, comparable across ranks); 0: derived from the
+                                  realtime clock when the trace is written */
+  const char *device_properties; /* JSON text of Kineto's "deviceProperties" array (an object
+                                  is one device); NULL: [] */
+  const char *process_name;    /* the process row's name; NULL: "profrun" */
+  const char *trace_name;      /* "traceName"; NULL: the path (file writer) or "" */
+  int64_t pid;                 /* the events' pid; 0: the calling process's id */
+} prof_TraceInfo;
+
+/* Fills *info with the defaults above. */
+PROF_API void prof_traceinfo_init(prof_TraceInfo *info);
+
+/*
+** Writes the buffered events (prof_event_at: call after prof_stop or prof_snapshot, while no
+** thread records) as one trace document through fn, event by event: memory stays bounded by an
+** index over the events, whatever the document's size. info NULL means the defaults.
+** Rows: pid = info->pid, tid = the recorder's thread index + PROF_TRACE_TID_BASE, each named by
+** thread_name metadata. Spans ("ph":"X") are sorted per thread by begin time, the longer first,
+** so that they nest; a span that would overlap its enclosing one without nesting (a range popped
+** after its module exited) is clipped to it and counted in "clippedSpans". Categories: cpu_op
+** (ops), user_annotation (ranges), module (module calls, with their MACs, FLOPs, bytes and
+** achieved FLOP/s), cpu_instant_event (instants, and "[memory]" with torch's Bytes (signed),
+** Total Allocated, Device Type, Device Id; no Addr: events carry none), counters as "ph":"C";
+** "External id" is the op's correlation. Times are µs with three decimals (ns) relative to
+** base_ns; dropped events are counted in "droppedEvents".
+** Every string is escaped (control characters as \uXXXX, invalid UTF-8 as U+FFFD).
+** [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM, PROF_ERRARG for device_properties that are
+** not a JSON array or object]
+*/
+#define PROF_TRACE_TID_BASE 1
+PROF_API int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_WriteFn fn,
+                                     void *ud);
+
+/*
+** prof_write_chrome_trace into path, atomically (a temporary file beside it, then rename; missing
+** parent directories are created; on failure nothing is left at path or beside it). A path ending
+** in ".gz" is gzip-compressed while it streams. info->trace_name NULL names the trace by path.
+** [may fail: PROF_ERRIO, PROF_ERRMEM, PROF_ERRARG as prof_write_chrome_trace]
+*/
+PROF_API int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info,
+                                          const char *path);
+
 /* {====================== configuration ======================} */
 
 /* The flops_profiler section (DeepSpeed's keys and defaults plus profrun's). */

@@ -4,6 +4,7 @@
 
 #include "lbind.h"
 #include "lrules.h"
+#include "ltrace.h"
 
 static LState *check_open(lua_State *L, int idx) {
   LState *s = luaL_checkudata(L, idx, LBIND_STATE);
@@ -332,6 +333,7 @@ void lbind_open_state(lua_State *L) {
       {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
+      {"set_event_capacity", ltrace_set_event_capacity}, {"export_chrome_trace", ltrace_export},
       {"profile_json", s_profile_json}, {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},

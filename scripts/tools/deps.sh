@@ -3,7 +3,7 @@
 set -eu
 
 PACKAGES="gcc make pkg-config lua5.4 liblua5.4-dev libcjson-dev lua-busted lua-check
-libopenblas-dev valgrind time binutils"
+libopenblas-dev zlib1g-dev valgrind time binutils"
 
 missing=""
 for p in $PACKAGES; do

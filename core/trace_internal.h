@@ -1,0 +1,53 @@
+/* trace_internal.h — declarations shared by the trace writer's files (trace_*.c); never installed. */
+#ifndef TRACE_INTERNAL_H
+#define TRACE_INTERNAL_H
+
+#include <stdio.h>
+
+#include "prof_internal.h"
+
+/* {====================== event order (trace_sort.c) ======================} */
+
+/* One buffered event's place in the trace: where it is (prof_event_at) and when. */
+typedef struct profX_Key {
+  int64_t begin, end;
+  int64_t index;               /* for prof_event_at */
+} profX_Key;
+
+/* One recording thread's events: keys[start .. end). */
+typedef struct profX_Run {
+  int64_t start, end;
+  int32_t thread;              /* prof_Event.thread */
+} profX_Run;
+
+typedef struct profX_Order {
+  profX_Key *keys;             /* n keys, each thread's run sorted so that spans nest */
+  int64_t n;
+  profX_Run *runs;             /* one per thread with events, in recorder order */
+  int32_t n_runs, cap_runs;
+  int64_t min_begin, max_end;  /* over every event; both 0 when there is none */
+} profX_Order;
+
+/*
+** Orders the session's buffered events: per thread (in recorder order) by begin time, then the
+** longer first, then the later closed first (an enclosing span closes after what it encloses),
+** so that a reader meets every span before the spans inside it. O(n log n), and close to O(n) on
+** what recorders buffer (long runs already in order). [may fail: PROF_ERRMEM]
+*/
+PROF_INTERNAL int profX_order(prof_State *S, profX_Order *o);
+PROF_INTERNAL void profX_order_free(prof_State *S, profX_Order *o);
+
+/* {====================== gzip sink (trace_gzip.c) ======================} */
+
+typedef struct profX_Gzip profX_Gzip;
+
+/* A gzip stream into f (compressed as it is written; memory from S's allocator). NULL when out
+   of memory, with S's error set. */
+PROF_INTERNAL profX_Gzip *profX_gzip_open(prof_State *S, FILE *f);
+/* A prof_WriteFn: ud is the profX_Gzip. Non-zero once compressing or writing has failed. */
+PROF_INTERNAL int profX_gzip_write(void *ud, const char *data, size_t len);
+/* Ends the stream (the gzip trailer) and frees g; NULL-safe. ok 0 only frees (after the writer
+   failed). Returns PROF_OK, or PROF_ERRIO with S's error saying why a write failed. */
+PROF_INTERNAL int profX_gzip_close(profX_Gzip *g, int ok);
+
+#endif

@@ -1,0 +1,428 @@
+/* trace_writer.c — the buffered events as a Chrome / Perfetto trace in Kineto's JSON format. */
+#define _POSIX_C_SOURCE 200809L
+#include <cJSON.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace_internal.h"
+
+#define OUT_SIZE (64 * 1024)
+#define NEST_MAX 512             /* deeper spans are written unchecked (recorders nest far less) */
+
+/* The document goes out in OUT_SIZE pieces: one callback per piece, not per token. */
+typedef struct Out {
+  prof_State *S;
+  prof_WriteFn fn;
+  void *ud;
+  int failed;
+  size_t len;
+  profW_Writer w;                /* at depth 0 it writes one value: escaped strings, devices */
+  int64_t nest[NEST_MAX];        /* ends of the open spans of the thread being written */
+  char path[4096];
+  char name[4200];
+  char buf[OUT_SIZE];
+} Out;
+
+static void flush(Out *o) {
+  if (o->len > 0 && !o->failed && o->fn(o->ud, o->buf, o->len) != 0) o->failed = 1;
+  o->len = 0;
+}
+
+static void put_slow(Out *o, const char *s, size_t n) {
+  flush(o);
+  if (n > OUT_SIZE) {
+    if (!o->failed && o->fn(o->ud, s, n) != 0) o->failed = 1;
+    return;
+  }
+  memcpy(o->buf, s, n);
+  o->len = n;
+}
+
+/* Inline, so that literals (LIT) become a few moves rather than a memcpy call. */
+static inline void put(Out *o, const char *s, size_t n) {
+  if (__builtin_expect(o->len + n > OUT_SIZE, 0)) {
+    put_slow(o, s, n);
+    return;
+  }
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+}
+
+#define LIT(o, s) put((o), "" s, sizeof(s) - 1)
+
+static int sink(void *ud, const char *s, size_t n) {
+  put(ud, s, n);
+  return 0;
+}
+
+/* Decimal digits by hand: snprintf would cost more than the rest of an event. */
+static char *fmt_u64(char *end, uint64_t v) {
+  do {
+    *--end = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  return end;
+}
+
+static void put_int(Out *o, int64_t v) {
+  char b[24], *e = b + sizeof b, *p = fmt_u64(e, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+  if (v < 0) *--p = '-';
+  put(o, p, (size_t)(e - p));
+}
+
+/* ns as µs with exactly three decimals, Kineto's "{us}.{ns:03}": ns precision in a double. */
+static void put_us(Out *o, int64_t ns) {
+  char b[32], *e = b + sizeof b, *p;
+  uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+  p = e - 3;
+  uint64_t frac = a % 1000;
+  p[0] = (char)('0' + frac / 100);
+  p[1] = (char)('0' + frac / 10 % 10);
+  p[2] = (char)('0' + frac % 10);
+  *--p = '.';
+  p = fmt_u64(p, a / 1000);
+  if (ns < 0) *--p = '-';
+  put(o, p, (size_t)(e - p));
+}
+
+/* Names are nearly always plain ASCII: copied as they are when nothing in them needs the JSON
+   writer's escaping (which handles every other string). */
+static void put_str(Out *o, const char *s) {
+  if (s == NULL) s = "";
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\') p++;
+  if (*p != '\0') {
+    profW_string(&o->w, s);
+    return;
+  }
+  size_t n = (size_t)(p - (const unsigned char *)s);
+  if (o->len + n + 2 > OUT_SIZE) {
+    profW_string(&o->w, s);
+    return;
+  }
+  o->buf[o->len++] = '"';
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+  o->buf[o->len++] = '"';
+}
+
+/* A key of the event's "args", opening them at the first: an event without args has none. */
+static void put_key(Out *o, const char *key, int *first) {
+  if (*first) LIT(o, ",\"args\":{");
+  else LIT(o, ",");
+  *first = 0;
+  put_str(o, key);
+  LIT(o, ":");
+}
+
+static void end_event(Out *o, int first) {
+  if (first) LIT(o, "}");
+  else LIT(o, "}}");
+}
+
+static void put_arg_int(Out *o, const char *key, int64_t v, int *first) {
+  put_key(o, key, first);
+  put_int(o, v);
+}
+
+/* {====================== deviceProperties ======================} */
+
+/* A caller's JSON re-emitted through the writer, so that its strings are escaped like ours. */
+static void emit_json(profW_Writer *w, const cJSON *v) {
+  if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+    int obj = cJSON_IsObject(v);
+    obj ? profW_begin_object(w) : profW_begin_array(w);
+    for (const cJSON *c = v->child; c != NULL; c = c->next) {
+      if (obj) profW_key(w, c->string != NULL ? c->string : "");
+      emit_json(w, c);
+    }
+    obj ? profW_end_object(w) : profW_end_array(w);
+  } else if (cJSON_IsString(v)) {
+    profW_string(w, v->valuestring);
+  } else if (cJSON_IsNumber(v)) {
+    double d = v->valuedouble;
+    if (d == (double)(int64_t)d && d > -9.0e15 && d < 9.0e15) profW_int(w, (int64_t)d);
+    else profW_double(w, d);
+  } else if (cJSON_IsBool(v)) {
+    profW_bool(w, cJSON_IsTrue(v));
+  } else {
+    profW_null(w);
+  }
+}
+
+/* The caller's deviceProperties, checked before anything is written. NULL doc: none given. */
+static int parse_devices(prof_State *S, const char *text, cJSON **doc) {
+  *doc = NULL;
+  if (text == NULL) return PROF_OK;
+  /* the length counts the NUL: cJSON checks it is there */
+  *doc = cJSON_ParseWithLengthOpts(text, strlen(text) + 1, NULL, 1);
+  if (*doc == NULL || !(cJSON_IsArray(*doc) || cJSON_IsObject(*doc))) {
+    cJSON_Delete(*doc);
+    *doc = NULL;
+    return profI_error(S, PROF_ERRARG, "trace: device_properties is not a JSON array or object");
+  }
+  return PROF_OK;
+}
+
+static void put_devices(Out *o, const cJSON *doc) {
+  if (doc == NULL) {
+    LIT(o, "[]");
+    return;
+  }
+  profW_Writer w;
+  profW_init(&w, sink, o, 0);
+  if (cJSON_IsObject(doc)) LIT(o, "[");
+  emit_json(&w, doc);
+  if (cJSON_IsObject(doc)) LIT(o, "]");
+  if (w.failed) o->failed = 1;   /* nested deeper than the writer's 64 levels */
+}
+
+/* {====================== events ======================} */
+
+typedef struct Ctx {
+  Out *o;
+  int64_t base, pid;
+  int first_event;
+  int64_t clipped;
+  int sp;                        /* open spans in o->nest */
+  int32_t head_thread;           /* whose ","pid":P,"tid":T,"ts":" head holds */
+  size_t head_len;
+  char head[64];
+} Ctx;
+
+/* ","pid":P,"tid":T,"ts":" is the same for every event of a thread: formatted once per thread. */
+static void make_head(Ctx *c, int32_t thread) {
+  char *h = c->head;
+  int64_t tid = thread < 0 ? 0 : (int64_t)thread + PROF_TRACE_TID_BASE;
+  int n = snprintf(h, sizeof c->head, "\",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid,
+                   (long long)tid);
+  c->head_len = n > 0 && (size_t)n < sizeof c->head ? (size_t)n : 0;
+  c->head_thread = thread;
+}
+
+/* The start of an event object: ph, pid, tid, ts (and the comma before it). */
+static void event_head(Ctx *c, char ph, int32_t thread, int64_t ts_ns) {
+  Out *o = c->o;
+  if (!c->first_event) LIT(o, ",\n");
+  c->first_event = 0;
+  if (thread != c->head_thread || c->head_len == 0) make_head(c, thread);
+  LIT(o, "{\"ph\":\"");
+  put(o, &ph, 1);
+  put(o, c->head, c->head_len);
+  put_us(o, ts_ns - c->base);
+}
+
+static void metadata(Ctx *c, const char *what, int32_t thread, const char *key, const char *str,
+                     int64_t num) {
+  Out *o = c->o;
+  event_head(c, 'M', thread, c->base);
+  LIT(o, ",\"name\":");
+  put_str(o, what);
+  LIT(o, ",\"args\":{");
+  put_str(o, key);
+  LIT(o, ":");
+  if (str != NULL) put_str(o, str);
+  else put_int(o, num);
+  LIT(o, "}}");
+}
+
+static void thread_rows(Ctx *c, int32_t thread) {
+  char name[64];
+  int64_t tid = (int64_t)thread + PROF_TRACE_TID_BASE;
+  snprintf(name, sizeof name, "thread %lld (recorder %d)", (long long)tid, (int)thread);
+  metadata(c, "thread_name", thread, "name", name, 0);
+  metadata(c, "thread_sort_index", thread, "sort_index", NULL, tid);
+}
+
+/* Clips a span to the innermost open one it overlaps without nesting: Perfetto would drop it. */
+static int64_t nest(Ctx *c, int64_t begin, int64_t end) {
+  int64_t *st = c->o->nest;
+  while (c->sp > 0 && st[c->sp - 1] <= begin && st[c->sp - 1] < end) c->sp--;
+  if (c->sp > 0 && end > st[c->sp - 1]) {
+    end = st[c->sp - 1];
+    c->clipped++;
+  }
+  if (c->sp < NEST_MAX) st[c->sp++] = end;
+  return end;
+}
+
+static const char *phase_name(prof_Phase p) {
+  switch (p) {
+    case PROF_PHASE_FORWARD: return "forward";
+    case PROF_PHASE_BACKWARD: return "backward";
+    case PROF_PHASE_STEP: return "step";
+    default: return "unknown";
+  }
+}
+
+static void span(Ctx *c, prof_State *S, const prof_Event *e) {
+  Out *o = c->o;
+  int64_t end = nest(c, e->t_begin_ns, e->t_end_ns), dur = end - e->t_begin_ns;
+  event_head(c, 'X', e->thread, e->t_begin_ns);
+  LIT(o, ",\"dur\":");
+  put_us(o, dur);
+  int first = 1;
+  if (e->kind == PROF_EVENT_MODULE) {
+    int n = prof_module_path(S, e->module, o->path, sizeof o->path);
+    if (n < 0) o->path[0] = '\0';
+    LIT(o, ",\"cat\":\"module\",\"name\":");
+    if (o->path[0] != '\0') {
+      /* "features.0 (Conv2d)": what Perfetto shows on the slice */
+      snprintf(o->name, sizeof o->name, "%s (%s)", o->path, e->name != NULL ? e->name : "");
+      put_str(o, o->name);
+    } else {
+      put_str(o, e->name);
+    }
+    put_key(o, "Module Path", &first);
+    put_str(o, o->path);
+    put_key(o, "Module Type", &first);
+    put_str(o, e->name);
+    put_key(o, "Phase", &first);
+    put_str(o, phase_name(e->phase));
+    put_arg_int(o, "MACs", e->macs, &first);
+    put_arg_int(o, "FLOPs", e->flops, &first);
+    put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
+    /* whole FLOP/s: no reader needs a fraction of one, and %.17g costs more than the event */
+    put_arg_int(o, "FLOP/s", dur > 0 ? llround((double)e->flops * 1e9 / (double)dur) : 0, &first);
+  } else {
+    if (e->kind == PROF_EVENT_OP) LIT(o, ",\"cat\":\"cpu_op\",\"name\":");
+    else LIT(o, ",\"cat\":\"user_annotation\",\"name\":");
+    put_str(o, e->name != NULL ? e->name : prof_op_kind_name((prof_OpKind)e->op_kind));
+    if (e->kind == PROF_EVENT_OP) {
+      if (e->flops != 0) put_arg_int(o, "FLOPs", e->flops, &first);
+      if (e->macs != 0) put_arg_int(o, "MACs", e->macs, &first);
+      if (e->bytes_read + e->bytes_written != 0)
+        put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
+    }
+  }
+  if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
+  end_event(o, first);
+}
+
+static void point(Ctx *c, const prof_Event *e) {
+  Out *o = c->o;
+  int first = 1;
+  if (e->kind == PROF_EVENT_COUNTER) {
+    event_head(c, 'C', e->thread, e->t_begin_ns);
+    LIT(o, ",\"name\":");
+    put_str(o, e->name);
+    put_arg_int(o, "value", e->value, &first);
+    end_event(o, first);
+    return;
+  }
+  event_head(c, 'i', e->thread, e->t_begin_ns);
+  LIT(o, ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+  put_str(o, e->kind == PROF_EVENT_MEMORY ? "[memory]" : e->name);
+  if (e->kind == PROF_EVENT_MEMORY) {
+    /* torch's keys: c10's DeviceType (0 cpu, 1 cuda), device id -1 for the host */
+    int cuda = e->device == PROF_DEVICE_CUDA;
+    put_arg_int(o, "Total Allocated", e->total, &first);
+    put_arg_int(o, "Bytes", e->value, &first);
+    put_arg_int(o, "Device Id", cuda ? 0 : -1, &first);
+    put_arg_int(o, "Device Type", cuda ? 1 : 0, &first);
+    if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
+  }
+  end_event(o, first);
+}
+
+static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
+  for (int32_t r = 0; r < ord->n_runs && !c->o->failed; r++) {
+    const profX_Run *run = &ord->runs[r];
+    thread_rows(c, run->thread);
+    c->sp = 0;
+    for (int64_t k = run->start; k < run->end; k++) {
+      prof_Event e = {.size = sizeof e};
+      if (prof_event_at(S, ord->keys[k].index, &e) != PROF_OK) continue;
+      e.t_end_ns = ord->keys[k].end;
+      switch (e.kind) {
+        case PROF_EVENT_MODULE:
+        case PROF_EVENT_OP:
+        case PROF_EVENT_RANGE: span(c, S, &e); break;
+        default: point(c, &e); break;
+      }
+    }
+  }
+}
+
+/* {====================== the document ======================} */
+
+void prof_traceinfo_init(prof_TraceInfo *info) {
+  memset(info, 0, sizeof *info);
+  info->size = sizeof *info;
+  info->world_size = 1;
+}
+
+static int64_t epoch_of(int64_t mono_ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t now_real = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return now_real - (prof_now_ns() - mono_ns);
+}
+
+static void document(Out *o, Ctx *c, prof_State *S, const prof_TraceInfo *in,
+                     const cJSON *devices, const profX_Order *ord, int64_t epoch) {
+  LIT(o, "{\n\"schemaVersion\":1,\n\"deviceProperties\":");
+  put_devices(o, devices);
+  LIT(o, ",\n\"distributedInfo\":{\"rank\":");
+  put_int(o, in->rank);
+  LIT(o, ",\"world_size\":");
+  put_int(o, in->world_size);
+  LIT(o, "},\n\"profrunVersion\":");
+  put_str(o, PROF_VERSION);
+  LIT(o, ",\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+  put_int(o, epoch);
+  LIT(o, ",\n\"traceEvents\":[\n");
+  metadata(c, "process_name", -1, "name", in->process_name ? in->process_name : "profrun", 0);
+  metadata(c, "process_labels", -1, "labels", "CPU", 0);
+  events(c, S, ord);
+  event_head(c, 'i', -1, ord->n > 0 ? ord->max_end : c->base);
+  LIT(o, ",\"s\":\"g\",\"name\":\"Record Window End\"}");
+  LIT(o, "\n],\n\"traceName\":");
+  put_str(o, in->trace_name);
+  LIT(o, ",\n\"droppedEvents\":");
+  put_int(o, prof_events_dropped(S));
+  LIT(o, ",\n\"clippedSpans\":");
+  put_int(o, c->clipped);
+  LIT(o, "\n}\n");
+}
+
+int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_WriteFn fn, void *ud) {
+  prof_TraceInfo in;
+  prof_traceinfo_init(&in);
+  if (info != NULL) {
+    size_t n = info->size != 0 && info->size < sizeof in ? info->size : sizeof in;
+    memcpy(&in, info, n);
+  }
+  if (fn == NULL) return profI_error(S, PROF_ERRARG, "trace: no write function");
+  cJSON *devices;
+  int rc = parse_devices(S, in.device_properties, &devices);
+  if (rc != PROF_OK) return rc;
+  profX_Order ord;
+  Out *o = NULL;
+  if ((rc = profX_order(S, &ord)) != PROF_OK) goto end;
+  o = profI_alloc(S, sizeof *o);
+  if (o == NULL) {
+    rc = profI_error(S, PROF_ERRMEM, "trace: out of memory for the output buffer");
+    goto end;
+  }
+  o->S = S;
+  o->fn = fn;
+  o->ud = ud;
+  o->failed = 0;
+  o->len = 0;
+  profW_init(&o->w, sink, o, 0);
+  int64_t base = in.base_ns != 0 ? in.base_ns : ord.n > 0 ? ord.min_begin : prof_now_ns();
+  Ctx c = {.o = o, .base = base, .pid = in.pid != 0 ? in.pid : (int64_t)getpid(), .first_event = 1,
+           .head_len = 0};
+  document(o, &c, S, &in, devices, &ord,
+           in.base_epoch_ns != 0 ? in.base_epoch_ns : epoch_of(base));
+  flush(o);
+  if (o->failed) rc = profI_error(S, PROF_ERRIO, "trace: the write callback failed");
+end:
+  profI_free(S, o, sizeof *o);
+  profX_order_free(S, &ord);
+  cJSON_Delete(devices);
+  return rc;
+}
