@@ -436,3 +436,18 @@ end
     assert.is_nil(r.stdout:find("activity profiler", 1, true))
   end)
 end)
+
+describe("examples/trace_loop.lua", function()
+  it("delivers the tutorial's two cycles and both tables", function()
+    local r = run.profrun({ "--device", "cpu", run.ROOT .. "/configs/default.json",
+      run.ROOT .. "/examples/trace_loop.lua" })
+    assert.equal(0, r.code, r.stderr)
+    -- wait 5, warmup 2, active 6: the windows end in steps 13 and 26
+    assert.matches("== cycle 1 (the window ended in step 13)", r.stdout, 1, true)
+    assert.matches("== cycle 2 (the window ended in step 26)", r.stdout, 1, true)
+    assert.is_nil(r.stdout:find("cycle 3", 1, true))
+    assert.matches("ProfilerStep%*%s.-%s6%s+%S*examples/trace_loop%.lua%(%d+%)", r.stdout)
+    assert.matches("model_forward", r.stdout, 1, true)
+    assert.matches("== the last cycle by self CPU memory", r.stdout, 1, true)
+  end)
+end)

@@ -109,10 +109,18 @@ int levents_counter(lua_State *L) {
 }
 
 /* core.range_push(name) / core.range_pop(): the current recorder's (core.set_recorder), nothing
-   when none records. The recorder's userdata is the context's user value 1. */
+   when none records. name is a string, or what the current recorder's S:intern(name) returned
+   (it must be that state's: a pointer of a closed state would dangle). The recorder's userdata
+   is the context's user value 1. */
 int levents_cur_range_push(lua_State *L) {
   prof_State *S = lbind_rt(L)->rec;
   if (S == NULL) return 0;
+  /* the hot path of prof.record_function: a name the caller interned with the recorder's
+     S:intern (a light userdata), no lookup at all */
+  if (lua_islightuserdata(L, 1)) {
+    prof_range_push(S, lua_touserdata(L, 1));
+    return 0;
+  }
   luaL_checktype(L, 1, LUA_TSTRING);
   lua_getiuservalue(L, lua_upvalueindex(1), 1);
   prof_range_push(S, interned(L, S, lua_gettop(L), 1));

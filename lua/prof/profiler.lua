@@ -22,6 +22,8 @@ M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at 
 local recording, gen, depth = false, 0, 0
 local gens, srcs = {}, {}
 local with_stack, range_sources = false, nil
+-- name -> the recording state's interned copy (S:intern), so a push takes no lookup in C
+local names, intern = {}, nil
 
 local function pop()
   local g = gens[depth]
@@ -37,7 +39,12 @@ local CLOSER = setmetatable({}, { __name = "prof.record_function", __close = pop
 local function push(name, level)
   depth = depth + 1
   if recording then
-    range_push(name)
+    local p = names[name]
+    if p == nil then
+      p = intern(name)
+      names[name] = p
+    end
+    range_push(p)
     gens[depth] = gen
     if with_stack then
       local info = debug.getinfo(level + 1, "Sl")
@@ -63,7 +70,23 @@ function M.record_function(name, fn, ...)
   if type(name) ~= "string" then
     error("record_function: name must be a string, got " .. type(name), 2)
   end
-  push(name, 2)
+  -- push() inlined: this is the per-call path
+  depth = depth + 1
+  if recording then
+    local p = names[name]
+    if p == nil then
+      p = intern(name)
+      names[name] = p
+    end
+    range_push(p)
+    gens[depth] = gen
+    if with_stack then
+      local info = debug.getinfo(2, "Sl")
+      srcs[depth] = info and (info.short_src .. "(" .. info.currentline .. ")") or "?"
+    end
+  else
+    gens[depth] = false
+  end
   if fn == nil then return CLOSER end
   return run(fn, ...)
 end
@@ -143,6 +166,7 @@ function M.profile(o)
     running = false,
     S = core.new(),
     objects = {},
+    names = {},           -- record_function's interned names (valid while S lives)
     log = o.log,          -- a list: transitions are appended (specs read it)
   }, Profile)
   p.ids = lazy_ids(p.S, p.objects)
@@ -179,6 +203,8 @@ function actions.start(p)
   range_sources = {}
   p.range_sources = range_sources
   with_stack = p.with_stack
+  names = p.names
+  intern = function(name) return S:intern(name) end
   S:start()
   recording, gen = true, gen + 1
   p.window = true
