@@ -160,6 +160,35 @@ describe("prof.profile", function()
     assert.is_true(p:memory_peak("cpu") > 0)
   end)
 
+  it("with_flops adds torch's Total FLOPs column, scaled by the smallest count", function()
+    local p = prof.profile{ with_flops = true }
+    T.linear(T.empty({ 3, 4 }, { device = "meta" }), T.empty({ 8, 4 }, { device = "meta" }))
+    p:stop()
+    local text = p:key_averages():table()
+    -- 2 x 3 x 4 x 8 = 192 FLOPs (no bias): under 1000, so plain FLOPs
+    assert.matches("Total FLOPs", text, 1, true)
+    assert.matches("aten::linear .-  192%.000  \n", text)
+  end)
+
+  it("takes the recorder back after the flops profiler borrowed it for a step", function()
+    local model = nn.Linear(4, 2)
+    local p = prof.profile{ schedule = prof.schedule{ wait = 0, warmup = 1, active = 3, ["repeat"] = 1 } }
+    local x = T.empty({ 1, 4 }, { device = "meta" })
+    p:step()                                    -- step 1 records
+    local fp = prof.FlopsProfiler(model)
+    fp:start_profile()
+    model(x)
+    fp:end_profile()
+    p:step()                                    -- step 2: the recorder is ours again
+    model(x)
+    p:stop()
+    -- the op of step 1 went to the flops profiler's session, that of step 2 to ours; ranges
+    -- always go to the window's session, whoever holds the recorder
+    assert.equal(1, #of_kind(p:events(), "op"))
+    assert.same({ "ProfilerStep#1", "ProfilerStep#2" }, names(of_kind(p:events(), "range")))
+    assert.is_nil(p.stack_error)
+  end)
+
   it("counts dropped events with a tiny buffer, in the table's footer too", function()
     local p = prof.profile{ capacity = 4 }
     for _ = 1, 10 do prof.record_function("r", function() end) end

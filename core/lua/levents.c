@@ -81,8 +81,13 @@ int levents_intern(lua_State *L) {
   return 1;
 }
 
+/* S:range_push(name): name is a string or what S:intern(name) gave (then no lookup at all). */
 int levents_range_push(lua_State *L) {
   prof_State *S = check_S(L, 1);
+  if (lua_islightuserdata(L, 2)) {
+    prof_range_push(S, lua_touserdata(L, 2));
+    return 0;
+  }
   luaL_checktype(L, 2, LUA_TSTRING);
   prof_range_push(S, interned(L, S, 1, 2));
   return 0;

@@ -8,7 +8,7 @@ local op_names = require "prof.report.op_names"
 local M = {}
 
 local hooks = module.hooks
-local range_push, range_pop, now_ns = core.range_push, core.range_pop, core.now_ns
+local now_ns = core.now_ns
 
 M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at most)
 
@@ -24,11 +24,15 @@ local gens, srcs = {}, {}
 local with_stack, range_sources = false, nil
 -- name -> the recording state's interned copy (S:intern), so a push takes no lookup in C
 local names, intern = {}, nil
+-- Ranges go to the recording session itself, not to whichever session is the runtime's
+-- recorder: the engine's flops profiler may hold that for a step while a range is open.
+local rec_S, range_push_m, range_pop_m
+local function range_push(p) range_push_m(rec_S, p) end
 
 local function pop()
   local g = gens[depth]
   if g == gen then
-    range_pop()
+    range_pop_m(rec_S)
     if with_stack then range_sources[#range_sources + 1] = srcs[depth] end
   end
   depth = depth - 1
@@ -78,7 +82,7 @@ function M.record_function(name, fn, ...)
       p = intern(name)
       names[name] = p
     end
-    range_push(p)
+    range_push_m(rec_S, p)
     gens[depth] = gen
     if with_stack then
       local info = debug.getinfo(2, "Sl")
@@ -205,6 +209,7 @@ function actions.start(p)
   with_stack = p.with_stack
   names = p.names
   intern = function(name) return S:intern(name) end
+  rec_S, range_push_m, range_pop_m = S, S.range_push, S.range_pop
   S:start()
   recording, gen = true, gen + 1
   p.window = true
@@ -216,11 +221,15 @@ function actions.stop(p)
   local S = p.S
   recording, gen = false, gen + 1
   with_stack = false
+  rec_S = nil   -- no range reaches a stopped window (gen moved on); let the state go
   S:stop()
   p.window = false
-  local h = p.saved_hooks
-  hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = h[1], h[2], h[3], h[4]
-  core.set_recorder(nil)
+  -- give back only what is still ours (the flops profiler may have taken and released it)
+  if hooks.S == S then
+    local h = p.saved_hooks
+    hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = h[1], h[2], h[3], h[4]
+  end
+  if core.recorder() == S then core.set_recorder(nil) end
   p.stack_error = S:check()
 end
 
@@ -262,6 +271,11 @@ Profile.__close = Profile.stop
 function Profile:step()
   if not self.running then error("profile: step() before start()", 2) end
   if self.step_open then pop() self.step_open = false end
+  if self.window and core.recorder() == nil then
+    -- the engine's flops profiler took the recorder for its step and released it: take it back
+    hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = self.S, self.ids, {}, nil
+    core.set_recorder(self.S)
+  end
   local prev = self.current_action
   local t = now_ns()
   local info = { step_ns = t - self.t_step }
