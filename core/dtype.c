@@ -42,3 +42,11 @@ int prof_dtype_parse(const char *name) {
     if (strcmp(name, aliases[i].alias) == 0) return (int)aliases[i].dt;
   return -1;
 }
+
+const char *prof_device_name(int32_t device) { return device == PROF_DEVICE_CUDA ? "cuda" : "cpu"; }
+
+int prof_device_parse(const char *name) {
+  if (name == NULL || strcmp(name, "cpu") == 0) return PROF_DEVICE_CPU;
+  if (strcmp(name, "cuda") == 0) return PROF_DEVICE_CUDA;
+  return -1;
+}

@@ -332,6 +332,10 @@ typedef struct prof_Op {
 #define PROF_DEVICE_CPU 0
 #define PROF_DEVICE_CUDA 1
 
+/* "cpu" / "cuda" <-> PROF_DEVICE_*; parse returns -1 when unknown (NULL: the host, cpu). */
+PROF_API const char *prof_device_name(int32_t device);
+PROF_API int prof_device_parse(const char *name);
+
 /* The kind's name as PyTorch's functional spells it ("linear", "conv", "scaled_dot_product_attention"). */
 PROF_API const char *prof_op_kind_name(prof_OpKind kind);
 

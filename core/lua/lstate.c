@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "levents.h"
 #include "lrules.h"
 #include "ltrace.h"
 
@@ -333,8 +334,8 @@ void lbind_open_state(lua_State *L) {
       {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
-      {"set_event_capacity", ltrace_set_event_capacity}, {"export_chrome_trace", ltrace_export},
-      {"profile_json", s_profile_json}, {NULL, NULL}};
+      {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
+      {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
       {NULL, NULL}};
@@ -342,7 +343,7 @@ void lbind_open_state(lua_State *L) {
       {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
-      {NULL, NULL}};
+      LEVENTS_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
   luaL_setfuncs(L, metamethods, 1);

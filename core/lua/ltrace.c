@@ -9,18 +9,6 @@ static prof_State *check_S(lua_State *L) {
 }
 
 /* Sizing the buffer is the caller's business (before start): a refusal is a programmer error. */
-int ltrace_set_event_capacity(lua_State *L) {
-  prof_State *S = check_S(L);
-  lua_Integer n = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, n >= 0, 2, "the capacity must not be negative");
-  if (prof_set_event_capacity(S, (int64_t)n) != PROF_OK) {
-    lua_pushstring(L, prof_errmsg(S));
-    return lua_error(L);
-  }
-  lua_settop(L, 1);
-  return 1;
-}
-
 /* Wrong option types raise; what the file system or the options' contents refuse returns nil, msg
    (an export is an environmental act, like io.open). */
 int ltrace_export(lua_State *L) {

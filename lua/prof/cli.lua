@@ -81,7 +81,15 @@ local function run_script(o)
   for k, v in ipairs(o.args) do arg[k] = v end
   _G.arg = arg
   output.begin()
+  -- profiler.enabled: the activity profiler records the whole script (prof.step() or the
+  -- engine's steps drive its schedule), started here so the script needs no change
+  local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil
+  if profiler then profiler.start_global(config.value("profiler")) end
   local ok, e = xpcall(chunk, errors.traceback, table.unpack(o.args))
+  if profiler then
+    local pok, perr = pcall(profiler.stop_global, ok)
+    if ok and not pok then ok, e = false, perr end
+  end
   io.stdout:flush()
   if not ok then
     output.abort()

@@ -7,6 +7,7 @@ local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
 local optim = require "prof.optim"
+local profiler = require "prof.profiler"
 
 local M = {}
 
@@ -143,6 +144,7 @@ function Engine:step()
   if not boundary then return end
   if self.profiler ~= nil then self:print_profile() end
   self.global_steps = self.global_steps + 1
+  profiler.engine_step()   -- the config's activity profiler, when profrun started one
 end
 
 -- The summary facts DeepSpeed's engine knows, for the report.

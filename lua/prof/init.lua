@@ -12,6 +12,18 @@ M.VERSION = core.VERSION
 M.FlopsProfiler = flops_profiler.FlopsProfiler
 M.get_model_profile = flops_profiler.get_model_profile
 
+-- The activity profiler (torch.profiler's API): prof.profile{...}, prof.schedule{...},
+-- prof.record_function(name[, fn, ...]), prof.tensorboard_trace_handler(dir), prof.step().
+local profiler = require "prof.profiler"
+local schedule = require "prof.schedule"
+M.profile = profiler.profile
+M.schedule = schedule.schedule
+M.ProfilerAction = { NONE = schedule.NONE, WARMUP = schedule.WARMUP, RECORD = schedule.RECORD,
+                     RECORD_AND_SAVE = schedule.RECORD_AND_SAVE }
+M.record_function = profiler.record_function
+M.tensorboard_trace_handler = profiler.tensorboard_trace_handler
+M.step = profiler.step
+
 -- DeepSpeed's engine: prof.initialize{model=, optimizer=, config=} -> engine, optimizer.
 M.initialize = require("prof.engine").initialize
 

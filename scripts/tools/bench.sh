@@ -8,6 +8,8 @@ build/bin/bench_core
 build/bin/bench_trace
 lua5.4 -e 'package.path="./lua/?.lua;./lua/?/init.lua;"..package.path; package.cpath="./build/lua/?.so;"..package.cpath' \
   scripts/tools/bench_lua.lua
+lua5.4 -e 'package.path="./lua/?.lua;./lua/?/init.lua;"..package.path; package.cpath="./build/lua/?.so;"..package.cpath' \
+  scripts/tools/bench_profiler.lua
 
 # A whole profrun run on GPT-3 175B (meta, batch 1, seq 2048) against an empty script's run:
 # wall seconds and peak resident memory (medians of 5).

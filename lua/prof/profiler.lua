@@ -1,0 +1,449 @@
+-- profiler.lua — torch.profiler over profrun's core: profile, step, record_function, trace handler.
+local core = require "prof.core"
+local module = require "prof.nn.module"
+local schedule = require "prof.schedule"
+local key_averages = require "prof.report.key_averages"
+local op_names = require "prof.report.op_names"
+
+local M = {}
+
+local hooks = module.hooks
+local now_ns = core.now_ns
+
+M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at most)
+
+-- {========== record_function: the hot path ==========}
+
+-- Ranges are recorded only inside a recording window; one that opened outside it (or in an
+-- earlier window) must not pop a range of this one. Each open scope remembers the window it was
+-- pushed in (gen counts window starts and stops); its pop reaches the core only when that window
+-- is still the current one. One shared closer serves every <close> scope: scopes close in LIFO
+-- order, so the innermost entry of the stack is always the one closing (nothing is allocated).
+local recording, gen, depth = false, 0, 0
+local gens, srcs = {}, {}
+local with_stack, range_sources = false, nil
+-- name -> the recording state's interned copy (S:intern), so a push takes no lookup in C
+local names, intern = {}, nil
+-- Ranges go to the recording session itself, not to whichever session is the runtime's
+-- recorder: the engine's flops profiler may hold that for a step while a range is open.
+local rec_S, range_push_m, range_pop_m
+local function range_push(p) range_push_m(rec_S, p) end
+
+local function pop()
+  local g = gens[depth]
+  if g == gen then
+    range_pop_m(rec_S)
+    if with_stack then range_sources[#range_sources + 1] = srcs[depth] end
+  end
+  depth = depth - 1
+end
+
+local CLOSER = setmetatable({}, { __name = "prof.record_function", __close = pop })
+
+local function push(name, level)
+  depth = depth + 1
+  if recording then
+    local p = names[name]
+    if p == nil then
+      p = intern(name)
+      names[name] = p
+    end
+    range_push(p)
+    gens[depth] = gen
+    if with_stack then
+      local info = debug.getinfo(level + 1, "Sl")
+      srcs[depth] = info and (info.short_src .. "(" .. info.currentline .. ")") or "?"
+    end
+  else
+    gens[depth] = false
+  end
+end
+
+local function run(fn, ...)
+  local _ <close> = CLOSER
+  return fn(...)
+end
+
+--[[
+prof.record_function(name): a scope for `local _ <close> = prof.record_function("model_forward")`
+(torch's `with record_function(...)`); prof.record_function(name, fn, ...): runs fn(...) inside
+the range and returns what it returns (the range closes on errors too). Outside a recording
+window it costs a counter and a table store.
+]]
+function M.record_function(name, fn, ...)
+  if type(name) ~= "string" then
+    error("record_function: name must be a string, got " .. type(name), 2)
+  end
+  -- push() inlined: this is the per-call path
+  depth = depth + 1
+  if recording then
+    local p = names[name]
+    if p == nil then
+      p = intern(name)
+      names[name] = p
+    end
+    range_push_m(rec_S, p)
+    gens[depth] = gen
+    if with_stack then
+      local info = debug.getinfo(2, "Sl")
+      srcs[depth] = info and (info.short_src .. "(" .. info.currentline .. ")") or "?"
+    end
+  else
+    gens[depth] = false
+  end
+  if fn == nil then return CLOSER end
+  return run(fn, ...)
+end
+
+-- {========== module scopes: registered lazily, on a module's first call ==========}
+
+-- nn.Module calls consult hooks.ids[module]; this table registers a module the first time a
+-- recording window meets it, under the module whose frame is open (its parent), with the name
+-- the parent knows it by. No model argument is needed, and modules never called cost nothing.
+local function lazy_ids(S, objects)
+  return setmetatable({}, { __index = function(ids, m)
+    local parent = S:current()
+    local name = ""
+    local pm = parent and objects[parent]
+    if pm ~= nil then
+      for _, pair in ipairs(pm:named_children()) do
+        if pair[2] == m then name = pair[1] break end
+      end
+      if name == "" then name = m.__name end
+    end
+    local id = S:add_module(parent, name, m.__name, m:num_parameters())
+    rawset(ids, m, id)
+    objects[id] = m
+    return id
+  end })
+end
+
+-- {========== the profile object ==========}
+
+local Profile = {}
+Profile.__index = Profile
+
+local function check_activities(list)
+  local out = { cpu = false, cuda = false }
+  for _, a in ipairs(list) do
+    a = tostring(a):lower()
+    if a ~= "cpu" and a ~= "cuda" then
+      error(string.format("profile: activities: expected \"cpu\" or \"cuda\", got %q", a), 3)
+    end
+    out[a] = true
+  end
+  return out
+end
+
+--[[
+prof.profile{activities={"cpu"}, schedule=, on_trace_ready=, record_shapes=, profile_memory=,
+with_stack=, with_flops=, with_modules=, capacity=} -> a profile, as torch.profiler.profile.
+It starts at once (torch's `with profile(...) as p`), so `local p <close> = prof.profile{...}`
+records until the scope ends; with start=false it waits for p:start(). p:stop() ends it.
+With a schedule, every step is a "ProfilerStep#N" range. capacity: events per thread and window
+(further ones are counted as dropped). record_shapes is accepted; the core's events carry no
+shapes yet, so there is no Input Shapes column.
+"cuda" records the runtime's CUDA ops on the host timeline (kernels need CUPTI: not yet).
+]]
+function M.profile(o)
+  o = o or {}
+  if type(o) ~= "table" then error("profile: expects a table of options", 2) end
+  if o.schedule ~= nil and type(o.schedule) ~= "function" then
+    error("profile: schedule must be a function(step) -> action (prof.schedule{...})", 2)
+  end
+  if o.on_trace_ready ~= nil and type(o.on_trace_ready) ~= "function" then
+    error("profile: on_trace_ready must be a function(prof)", 2)
+  end
+  local p = setmetatable({
+    activities = check_activities(o.activities or { "cpu" }),
+    schedule = o.schedule or schedule.default,
+    record_steps = o.schedule ~= nil,
+    on_trace_ready = o.on_trace_ready,
+    record_shapes = o.record_shapes == true,
+    profile_memory = o.profile_memory == true,
+    with_stack = o.with_stack == true,
+    with_flops = o.with_flops == true,
+    with_modules = o.with_modules == true,
+    capacity = o.capacity or M.DEFAULT_CAPACITY,
+    step_num = 0,
+    current_action = nil,
+    running = false,
+    S = core.new(),
+    objects = {},
+    names = {},           -- record_function's interned names (valid while S lives)
+    log = o.log,          -- a list: transitions are appended (specs read it)
+  }, Profile)
+  p.ids = lazy_ids(p.S, p.objects)
+  if o.start ~= false then p:start() end
+  return p
+end
+
+-- The window's actions (the transition table's items).
+local actions = {}
+
+function actions.warn(p, prev)
+  schedule.warn(schedule.WARNINGS[prev] or "Incorrect schedule")
+  return p
+end
+
+function actions.prepare(p)
+  p.S:set_event_capacity(p.capacity)
+  p.S:set_memory_events(p.profile_memory)
+end
+
+function actions.start(p)
+  local S = p.S
+  local held = core.recorder()
+  if held ~= nil and held ~= S then
+    -- one recorder at a time: another session (the flops profiler) records now
+    schedule.warn("profile: another profiler session records; this window records nothing")
+    p.skipped = true
+    return
+  end
+  p.saved_hooks = { hooks.S, hooks.ids, hooks.rules, hooks.apply_rule }
+  hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, p.ids, {}, nil
+  core.set_recorder(S)
+  p.cache = nil
+  range_sources = {}
+  p.range_sources = range_sources
+  with_stack = p.with_stack
+  names = p.names
+  intern = function(name) return S:intern(name) end
+  rec_S, range_push_m, range_pop_m = S, S.range_push, S.range_pop
+  S:start()
+  recording, gen = true, gen + 1
+  p.window = true
+end
+
+function actions.stop(p)
+  if p.skipped then p.skipped = nil return end
+  if not p.window then return end
+  local S = p.S
+  recording, gen = false, gen + 1
+  with_stack = false
+  rec_S = nil   -- no range reaches a stopped window (gen moved on); let the state go
+  S:stop()
+  p.window = false
+  -- give back only what is still ours (the flops profiler may have taken and released it)
+  if hooks.S == S then
+    local h = p.saved_hooks
+    hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = h[1], h[2], h[3], h[4]
+  end
+  if core.recorder() == S then core.set_recorder(nil) end
+  p.stack_error = S:check()
+end
+
+function actions.trace_ready(p)
+  if p.on_trace_ready then p.on_trace_ready(p) end
+end
+
+local function transit(p, prev, cur)
+  for _, item in ipairs(schedule.transition(prev, cur)) do
+    if p.log then p.log[#p.log + 1] = item end
+    actions[item](p, prev)
+  end
+end
+
+-- p:start(): enters the schedule at step 0 (torch's __enter__); nothing when already running
+-- (prof.profile started it). Returns p.
+function Profile:start()
+  if self.running then return self end
+  self.running = true
+  self.step_num = 0
+  self.current_action = self.schedule(0, {})
+  self.t_step = now_ns()
+  transit(self, schedule.NONE, self.current_action)
+  if self.record_steps then push("ProfilerStep#0", 2) self.step_open = true end
+  return self
+end
+
+-- p:stop(): leaves the schedule (torch's __exit__): a window still recording is delivered.
+function Profile:stop()
+  if not self.running then return end
+  if self.step_open then pop() self.step_open = false end
+  self.running = false
+  transit(self, self.current_action, "exit")
+end
+
+Profile.__close = Profile.stop
+
+-- p:step(): ends the current step and moves the schedule on (torch's step()).
+function Profile:step()
+  if not self.running then error("profile: step() before start()", 2) end
+  if self.step_open then pop() self.step_open = false end
+  if self.window and core.recorder() == nil then
+    -- the engine's flops profiler took the recorder for its step and released it: take it back
+    hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = self.S, self.ids, {}, nil
+    core.set_recorder(self.S)
+  end
+  local prev = self.current_action
+  local t = now_ns()
+  local info = { step_ns = t - self.t_step }
+  self.t_step = t
+  self.step_num = self.step_num + 1
+  self.current_action = self.schedule(self.step_num, info)
+  transit(self, prev, self.current_action)
+  if self.record_steps then push("ProfilerStep#" .. self.step_num, 2) self.step_open = true end
+end
+
+-- The last window's events as plain tables (torch's p:events()): op names as PyTorch spells
+-- them where the op is the same (prof.report.op_names), ranges with their source under
+-- with_stack. Read again after every window.
+function Profile:events()
+  if self.cache then return self.cache end
+  local evs = self.S:events()
+  local k, sources = 0, self.range_sources
+  for _, e in ipairs(evs) do
+    if e.kind == "op" then
+      e.name = op_names.torch(e.name)
+    elseif e.kind == "range" then
+      k = k + 1
+      if sources and sources[k] then e.stack = { sources[k] } end
+    end
+  end
+  self.cache = evs
+  return evs
+end
+
+function Profile:events_dropped()
+  return self.S:events_dropped()
+end
+
+function Profile:memory_peak(device)
+  return self.S:memory_peak(device or "cpu")
+end
+
+-- p:key_averages{group_by_input_shape=, group_by_stack_n=}: rows with :table{...}.
+function Profile:key_averages(o)
+  o = o or {}
+  return key_averages.build(self:events(), {
+    group_by_input_shape = o.group_by_input_shape,
+    group_by_stack_n = o.group_by_stack_n or 0,
+    profile_memory = self.profile_memory,
+    with_flops = self.with_flops,
+    dropped = self:events_dropped(),
+  })
+end
+
+-- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it.
+function Profile:export_chrome_trace(path, opts)
+  local S = self.S
+  local f = S.export_chrome_trace
+  if f == nil then error("export_chrome_trace: not available in this build", 2) end
+  return f(S, path, opts)
+end
+
+function Profile:__tostring()
+  return string.format("prof.profile (step %d, %s)", self.step_num, tostring(self.current_action))
+end
+
+-- {========== tensorboard_trace_handler ==========}
+
+local function shell_quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local function default_worker()
+  local host = os.getenv("HOSTNAME")
+  if host == nil then
+    local f = io.open("/etc/hostname", "r")
+    host = f and f:read("l") or "localhost"
+    if f then f:close() end
+  end
+  local f = io.open("/proc/self/stat", "r")
+  local pid = f and f:read("n") or 0
+  if f then f:close() end
+  return string.format("%s_%d", host, pid)
+end
+
+--[==[
+prof.tensorboard_trace_handler(dir[, worker_name[, use_gzip]]) -> on_trace_ready handler that
+writes <dir>/<worker>.<time_ms>.pt.trace.json[.gz] (torch 1.13's naming; worker defaults to
+host_pid) through p:export_chrome_trace. Lua's clock has whole seconds only, so the ms part is
+the second's and a clash moves it on by one ms.
+]==]
+function M.tensorboard_trace_handler(dir, worker_name, use_gzip)
+  if type(dir) ~= "string" then error("tensorboard_trace_handler: dir must be a string", 2) end
+  local last = 0
+  return function(p)
+    os.execute("mkdir -p " .. shell_quote(dir) .. " 2>/dev/null")
+    local ms = math.max(os.time() * 1000, last + 1)
+    last = ms
+    local name = string.format("%s.%d.pt.trace.json%s", worker_name or default_worker(), ms,
+      use_gzip and ".gz" or "")
+    return p:export_chrome_trace(dir .. "/" .. name)
+  end
+end
+
+-- {========== the global profiler (profrun's config) ==========}
+
+local global, user_steps
+
+-- prof.step(): steps the profiler profrun started from the config; nothing without one.
+function M.step()
+  user_steps = true
+  if global ~= nil and global.running then global:step() end
+end
+
+-- The engine's optimizer step: steps the global profiler, unless the script steps it itself
+-- (then the script's prof.step() calls are the steps, and nothing is counted twice).
+function M.engine_step()
+  if not user_steps and global ~= nil and global.running then global:step() end
+end
+
+function M.global()
+  return global
+end
+
+local function default_schedule(sc)
+  return (sc.wait or 0) == 0 and (sc.warmup or 0) == 0 and (sc.active or 1) == 1
+    and (sc["repeat"] or 0) == 0 and (sc.skip_first or 0) == 0
+end
+
+--[[
+Starts the global profiler from the config's profiler section (profrun calls it before the
+script when profiler.enabled). A schedule section left at its defaults means no schedule: the
+whole run is one window. Each delivered window is printed as a key_averages table (sorted by
+cpu_time_total) to out, and written as a trace under output_dir (tensorboard_trace_handler's
+naming) or, for the last window, to trace_file, when the build has the trace writer.
+]]
+function M.start_global(section, out)
+  out = out or io.stdout
+  local sc = section.schedule or {}
+  local handler
+  if section.output_dir ~= nil then
+    handler = M.tensorboard_trace_handler(section.output_dir, nil, false)
+  end
+  local windows = 0
+  local p = M.profile{
+    activities = section.activities,
+    schedule = not default_schedule(sc) and schedule.schedule(sc) or nil,
+    record_shapes = section.record_shapes, profile_memory = section.profile_memory,
+    with_stack = section.with_stack, with_flops = section.with_flops,
+    with_modules = section.with_modules,
+    on_trace_ready = function(q)
+      windows = windows + 1
+      out:write(string.format("profrun: activity profiler, window %d (to step %d)\n", windows,
+        q.step_num))
+      out:write(q:key_averages():table{ sort_by = "cpu_time_total", row_limit = 20 })
+      if handler and q.S.export_chrome_trace then handler(q) end
+    end,
+  }
+  global, user_steps = p, false
+  p.trace_file = section.trace_file
+  return p
+end
+
+-- Stops the global profiler after the script (ok: it succeeded; a failed run reports nothing).
+function M.stop_global(ok)
+  local p = global
+  global = nil
+  if p == nil then return end
+  if not ok then p.on_trace_ready = nil end
+  p:stop()
+  if ok and p.trace_file ~= nil and p.S.export_chrome_trace then
+    p:export_chrome_trace(p.trace_file)
+  end
+end
+
+return M

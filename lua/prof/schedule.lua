@@ -1,0 +1,135 @@
+-- schedule.lua — torch.profiler's schedule: which steps are recorded, and its transition table.
+local paths = require "prof.paths"
+
+local M = {}
+
+-- torch.profiler.ProfilerAction, as strings (they print as torch spells them).
+M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
+local NONE, WARMUP, RECORD, SAVE = M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE
+
+-- Where warnings go (torch's warn()); specs replace it to watch them.
+function M.warn(msg)
+  io.stderr:write("profrun: warning: ", msg, "\n")
+end
+
+local function nonneg(o, k, default, min)
+  local v = o[k]
+  if v == nil then return default end
+  if math.type(v) ~= "integer" and not (type(v) == "number" and v == math.floor(v)) then
+    error(string.format("schedule: %s must be an integer, got %s", k, tostring(v)), 3)
+  end
+  v = math.tointeger(v)
+  if v < min then error(string.format("schedule: %s must be >= %d, got %d", k, min, v), 3) end
+  return v
+end
+
+--[[
+prof.schedule{wait=, warmup=, active=, ["repeat"]=, skip_first=, skip_first_wait=} -> fn(step)
+-> action, torch's schedule() to the letter (research §1.2): skip_first steps first; a non-zero
+skip_first_wait skips the first cycle's wait; then cycles of wait NONE, warmup WARMUP, active-1
+RECORD and one RECORD_AND_SAVE; after `repeat` cycles (float division, as torch) NONE forever,
+and repeat=0 cycles until the profiler stops.
+]]
+function M.schedule(o)
+  if type(o) ~= "table" then error("schedule: expects {wait=, warmup=, active=, ...}", 2) end
+  local wait = nonneg(o, "wait", 0, 0)
+  local warmup = nonneg(o, "warmup", 0, 0)
+  local active = nonneg(o, "active", nil, 1)
+  if active == nil then error("schedule: active is required (>= 1)", 2) end
+  local rep = nonneg(o, "repeat", 0, 0)
+  local skip_first = nonneg(o, "skip_first", 0, 0)
+  local skip_first_wait = nonneg(o, "skip_first_wait", 0, 0)
+  if warmup == 0 then
+    M.warn("Profiler won't be using warmup, this can skew profiler results")
+  end
+  local n = wait + warmup + active
+  return function(step)
+    if step < skip_first then return NONE end
+    step = step - skip_first
+    if skip_first_wait ~= 0 then step = step + wait end
+    if rep > 0 and step / n >= rep then return NONE end
+    local m = step % n
+    if m < wait then return NONE
+    elseif m < wait + warmup then return WARMUP
+    elseif m < n - 1 then return RECORD
+    else return SAVE end
+  end
+end
+
+-- Without a schedule every step records (torch's _default_schedule_fn).
+function M.default(_)
+  return RECORD
+end
+
+--[[
+torch's transition table (profiler.py, _transit_action): what the profiler does when the action
+goes from prev to cur; cur == "exit" is leaving the profiler (torch's None). Items: prepare (set
+up), start (open the recording window), stop (close it), trace_ready (hand the window to
+on_trace_ready), warn (a schedule that skips a phase). Entries absent do nothing.
+]]
+local WARN_W = "Incorrect schedule: WARMUP followed by NONE"
+local WARN_R = "Incorrect schedule: RECORD followed by NONE or WARMUP"
+M.TRANSITIONS = {
+  [NONE] = { [WARMUP] = { "prepare" }, [RECORD] = { "prepare", "start" },
+             [SAVE] = { "prepare", "start" } },
+  [WARMUP] = { [NONE] = { "warn", "start", "stop" }, [RECORD] = { "start" }, [SAVE] = { "start" },
+               exit = { "start", "stop" } },
+  [RECORD] = { [NONE] = { "warn", "stop" }, [WARMUP] = { "warn", "stop" },
+               exit = { "stop", "trace_ready" } },
+  [SAVE] = { [NONE] = { "stop", "trace_ready" }, [WARMUP] = { "stop", "trace_ready", "prepare" },
+             [RECORD] = { "stop", "trace_ready", "prepare", "start" },
+             [SAVE] = { "stop", "trace_ready", "prepare", "start" },
+             exit = { "stop", "trace_ready" } },
+}
+M.WARNINGS = { [WARMUP] = WARN_W, [RECORD] = WARN_R }
+
+local EMPTY = {}
+
+-- The items of the transition prev -> cur (a shared list: do not modify).
+function M.transition(prev, cur)
+  local row = M.TRANSITIONS[prev]
+  return row and row[cur] or EMPTY
+end
+
+local function readable(path)
+  local f = io.open(path, "r")
+  if f == nil then return false end
+  f:close()
+  return true
+end
+
+-- "standard" -> scripts/schedules/standard.lua; a path is used as given. nil, msg when absent.
+function M.resolve(name)
+  if readable(name) then return name end
+  local p = paths.scripts .. "/schedules/" .. name .. (name:match("%.lua$") and "" or ".lua")
+  if readable(p) then return p end
+  return nil, string.format("schedule script '%s' not found (neither a file nor "
+    .. "scripts/schedules/%s.lua)", name, name)
+end
+
+--[[
+Loads a schedule script: it returns function(args) -> schedule function (step[, info] -> action),
+where info.step_ns is how long the step that just ended took (for schedules that react to time).
+Returns the schedule function, or nil, msg when the script is missing or fails.
+]]
+function M.load(name, args)
+  local path, err = M.resolve(name)
+  if path == nil then return nil, err end
+  local chunk, lerr = loadfile(path)
+  if chunk == nil then return nil, "schedule script " .. lerr end
+  local ok, make = pcall(chunk)
+  if not ok then return nil, string.format("schedule script %s: %s", path, tostring(make)) end
+  if type(make) ~= "function" then
+    return nil, string.format("schedule script %s must return function(args) -> "
+      .. "function(step) -> action, got %s", path, type(make))
+  end
+  local sok, fn = pcall(make, args or {})
+  if not sok then return nil, string.format("schedule script %s: %s", path, tostring(fn)) end
+  if type(fn) ~= "function" then
+    return nil, string.format("schedule script %s: its function must return a schedule "
+      .. "function, got %s", path, type(fn))
+  end
+  return fn
+end
+
+return M
