@@ -53,24 +53,6 @@ void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t
   n->saved[slot] = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, PR_SHAPES_DEVICE);
 }
 
-/* Drops what only the backward needed; the node stays linked for error messages. */
-static void free_graph_data(pr_Node *n) {
-  for (int i = 0; i < PR_NODE_MAX; i++) {
-    pr_tensor_release(n->inputs[i]);
-    pr_tensor_release(n->saved[i]);
-    n->inputs[i] = n->saved[i] = NULL;
-  }
-  pr_tensor_release(n->grad);
-  n->grad = NULL;
-  n->backward = NULL;
-}
-
-void pr_node_release(pr_Node *n) {
-  if (n == NULL || --n->refs > 0) return;
-  free_graph_data(n);
-  free(n);
-}
-
 /* {====================== gradient accumulation ======================} */
 
 /* a + b as a new tensor (same shapes): gradients meeting at one tensor add up. */
@@ -263,7 +245,7 @@ int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_
     rc = run_node(rt, n);
     pr_tensor_release(n->grad);
     n->grad = NULL;
-    if (!retain_graph) free_graph_data(n);
+    if (!retain_graph) pr_node_clear(n);
   }
   if (S != NULL) {
     while (frames.n > 0) prof_module_exit(S, frames.open[--frames.n]);

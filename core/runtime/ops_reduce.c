@@ -115,3 +115,16 @@ pr_Tensor *pr_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int n
   return out;
 }
 
+/* Sums the leading and broadcast dims with reduce, then reshapes: both recorded as the ops they are. */
+pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) {
+  int dims[PR_MAX_DIMS], n = 0;
+  int lead = t->ndim - like->ndim;
+  for (int d = 0; d < t->ndim; d++)
+    if (d < lead || (like->shape[d - lead] == 1 && t->shape[d] != 1)) dims[n++] = d;
+  if (n == 0 && lead == 0) return pr_tensor_retain((pr_Tensor *)t);
+  pr_Tensor *s = pr_reduce(rt, PROF_OP_SUM, t, n, dims, 1, 0);
+  if (s == NULL) return NULL;
+  pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
+  pr_tensor_release(s);
+  return v;
+}

@@ -76,14 +76,19 @@ struct pr_Runtime {
   char err[512];
 };
 
-/* {====================== tensors (tensor.c) ======================} */
+/* {====================== the runtime (runtime.c) ======================} */
 
 /* Sets the runtime's defaults: devices meta, cpu and cuda registered, meta default, float32, no
    recorder. */
 void pr_runtime_init(pr_Runtime *rt);
 
+/* {====================== errors (rt_error.c) ======================} */
+
 /* Formats rt->err and returns PR_ERR (or NULL through the pointer-returning ops). */
 int pr_error(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets rt->err and returns NULL, for ops that return tensors. */
+pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* {====================== the device registry (device.c) ======================} */
 
@@ -102,6 +107,8 @@ const pr_Backend *pr_device_backend(const pr_Runtime *rt, int device);
 
 /* The device names for messages: "meta, cpu or cuda" into buf; returns buf. */
 const char *pr_device_list(const pr_Runtime *rt, char *buf, size_t size);
+
+/* {====================== tensors (tensor.c) ======================} */
 
 /*
 ** A new contiguous tensor with refs = 1 (a device that holds values: zero-filled storage of
@@ -143,14 +150,13 @@ int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
 /* Ends op on the recorder (rt->rec must be set). */
 void pr_op_ended(pr_Runtime *rt, prof_Op *op);
 
-/* {====================== helpers for op implementations (op_util.c) ======================} */
-
-/* Sets rt->err and returns NULL, for ops that return tensors. */
-pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* {====================== helpers for kernels (kernel_util.c) ======================} */
 
 /* A contiguous copy of t on its device (its backend's contiguous kernel) when t is not
    contiguous, else t retained; an internal buffer, not an op. NULL with rt->err set. */
 pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+
+/* {====================== helpers for op implementations (op_util.c) ======================} */
 
 /* Fails (PR_ERR) unless every non-NULL tensor shares a's device and dtype. */
 int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
@@ -204,7 +210,8 @@ const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
 int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
                         const int64_t *b, int *n, int64_t *shape);
 
-/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward);
+   ops_reduce.c, since it is a reduce and a reshape. */
 pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
 
 /* Uniform doubles in [0, 1) and standard normals from the runtime's generator (random.c). */
@@ -260,6 +267,10 @@ void pr_node_save(pr_Node *n, int slot, pr_Tensor *t);
 /* Saves only t's shape and dtype (a meta twin), for backwards that read no values. */
 void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t);
 
+/* Node lifetimes live with tensors' (tensor.c): a tensor owns its grad_fn, a node its inputs.
+   pr_node_clear drops what only the backward needed (inputs, saved tensors, gradient); the node
+   stays linked for messages. */
+void pr_node_clear(pr_Node *n);
 void pr_node_release(pr_Node *n);   /* NULL-safe */
 
 /*
