@@ -145,7 +145,7 @@ void pr_node_clear(pr_Node *n) {
   }
   pr_tensor_release(n->grad);
   n->grad = NULL;
-  n->backward = NULL;
+  n->backward = PR_BW_NONE;
 }
 
 void pr_node_release(pr_Node *n) {
