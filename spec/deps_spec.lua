@@ -55,6 +55,11 @@ describe("core/ dependencies", function()
     assert.same({}, cycles_under(OBJ .. "/lua/"))
     assert.is_truthy(io.open(OBJ .. "/lua/lprof.o"))
   end)
+
+  it("the runtime (core/runtime/) has none", function()
+    assert.same({}, cycles_under(OBJ .. "/runtime/"))
+    assert.is_truthy(io.open(OBJ .. "/runtime/autograd_engine.o"))
+  end)
 end)
 
 -- The ops, autograd and the bindings reach devices only through the backend table: adding a device

@@ -1,17 +1,8 @@
 /* op_util.c — the checks and bookkeeping every runtime op shares. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime.h"
-
-pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(rt->err, sizeof rt->err, fmt, ap);
-  va_end(ap);
-  return NULL;
-}
 
 static int same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b) {
   if (b == NULL) return 0;
@@ -131,26 +122,3 @@ int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a
   return 0;
 }
 
-/* Sums the leading and broadcast dims with reduce, then reshapes: both recorded as the ops they are. */
-pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like) {
-  int dims[PR_MAX_DIMS], n = 0;
-  int lead = t->ndim - like->ndim;
-  for (int d = 0; d < t->ndim; d++)
-    if (d < lead || (like->shape[d - lead] == 1 && t->shape[d] != 1)) dims[n++] = d;
-  if (n == 0 && lead == 0) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *s = pr_reduce(rt, PROF_OP_SUM, t, n, dims, 1, 0);
-  if (s == NULL) return NULL;
-  pr_Tensor *v = pr_reshape(rt, s, like->ndim, like->shape, 0);
-  pr_tensor_release(s);
-  return v;
-}
-
-pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t) {
-  if (pr_is_contiguous(t) || !pr_holds_values(t)) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor *c = pr_tensor_new(rt, t->ndim, t->shape, t->dtype, t->device);
-  if (c != NULL && PR_K(t)->contiguous(rt, t, c) != 0) {
-    pr_tensor_release(c);
-    return NULL;
-  }
-  return c;
-}

@@ -1,13 +1,13 @@
-/* ops_conv.c — conv, conv_transpose and pooling: shapes, checks, records, cpu values, gradients. */
+/* ops_conv.c — conv, conv_transpose and pooling: shapes, checks, records, cpu values, nodes. */
 #include <string.h>
 
-#include "runtime.h"
+#include "backward.h"
 
 /*
 ** PyTorch also takes unbatched input [C, *sp]: it runs as a batch of one, and the result drops
-** the batch dim again. add_batch gives x's batched twin; drop_batch turns the result back.
+** the batch dim again. pr_conv_add_batch gives x's batched twin; drop_batch turns the result back.
 */
-static const pr_Tensor *add_batch(const pr_Tensor *x, int nsp, pr_Tensor *tmp) {
+const pr_Tensor *pr_conv_add_batch(const pr_Tensor *x, int nsp, pr_Tensor *tmp) {
   if (x->ndim != nsp + 1) return x;
   *tmp = *x;
   tmp->ndim = x->ndim + 1;
@@ -35,7 +35,7 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d
   return out;
 }
 
-static void conv_op(prof_Op *op, const pr_ConvArgs *a, const int64_t *kernel) {
+void pr_conv_op(prof_Op *op, const pr_ConvArgs *a, const int64_t *kernel) {
   for (int i = 0; i < a->nsp; i++) {
     op->kernel[i] = kernel[i];
     op->stride[i] = a->stride[i];
@@ -48,7 +48,7 @@ static void conv_op(prof_Op *op, const pr_ConvArgs *a, const int64_t *kernel) {
 
 /* {====================== geometry and saved arguments ======================} */
 
-static int64_t prod(int n, const int64_t *v) {
+int64_t pr_conv_prod(int n, const int64_t *v) {
   int64_t p = 1;
   for (int i = 0; i < n; i++) p *= v[i];
   return p;
@@ -56,9 +56,9 @@ static int64_t prod(int n, const int64_t *v) {
 
 /* The geometry of a conv from input [n, c, *in] to output [n, cout, *out], axes padded to three
    from the front so the kernels index 3-D volumes only. */
-static void conv_geom(pr_ConvGeom *g, int nsp, int64_t n, int64_t c, int64_t cout,
-                      const int64_t *in, const int64_t *out, const int64_t *k,
-                      const pr_ConvArgs *a) {
+void pr_conv_geom(pr_ConvGeom *g, int nsp, int64_t n, int64_t c, int64_t cout,
+                  const int64_t *in, const int64_t *out, const int64_t *k,
+                  const pr_ConvArgs *a) {
   g->n = n;
   g->c = c;
   g->cout = cout;
@@ -87,36 +87,6 @@ static void save_args(pr_Node *n, const pr_ConvArgs *a, int unbatched) {
     v[11 + i] = a->output_padding[i];
   }
   v[14] = unbatched;
-}
-
-static int load_args(const pr_Node *n, pr_ConvArgs *a) {
-  const int64_t *v = n->args.i;
-  memset(a, 0, sizeof *a);
-  a->nsp = (int)v[0];
-  a->groups = v[1];
-  for (int i = 0; i < 3; i++) {
-    a->stride[i] = v[2 + i];
-    a->padding[i] = v[5 + i];
-    a->dilation[i] = v[8 + i];
-    a->output_padding[i] = v[11 + i];
-  }
-  return (int)v[14];
-}
-
-/* t with a leading batch dim of 1 when the forward ran unbatched (a view, not a recorded op). */
-static pr_Tensor *batched(pr_Runtime *rt, const pr_Tensor *t, int unbatched) {
-  if (!unbatched) return pr_tensor_retain((pr_Tensor *)t);
-  pr_Tensor tmp;
-  const pr_Tensor *b = add_batch(t, t->ndim - 1, &tmp);
-  return pr_tensor_view(rt, t, b->ndim, b->shape, b->stride, b->offset);
-}
-
-/* Drops the batch dim added by batched(); takes t's reference. */
-static pr_Tensor *unbatch(pr_Runtime *rt, pr_Tensor *t, int unbatched) {
-  if (t == NULL || !unbatched) return t;
-  pr_Tensor *v = pr_tensor_view(rt, t, t->ndim - 1, t->shape + 1, t->stride + 1, t->offset);
-  pr_tensor_release(t);
-  return v;
 }
 
 /* {====================== forward ======================} */
@@ -156,12 +126,12 @@ static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, c
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CONV, x, w, b);
-  conv_op(&op, eff, w->shape + 2);
+  pr_conv_op(&op, eff, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   pr_ConvGeom geo;
-  conv_geom(&geo, nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, shape + 2,
+  pr_conv_geom(&geo, nsp, x->shape[0], x->shape[1], w->shape[0], x->shape + 2, shape + 2,
             w->shape + 2, eff);
   return pr_op_end(rt, &op, out, PR_K(out)->conv(rt, x, w, b, &geo, out));
 }
@@ -198,131 +168,23 @@ static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Te
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CONV_TRANSPOSE, x, w, b);
-  conv_op(&op, a, w->shape + 2);
+  pr_conv_op(&op, a, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   /* the adjoint of the conv from out's shape to x's, whose weight layout w already is */
   pr_ConvGeom geo;
-  conv_geom(&geo, nsp, x->shape[0], cout, x->shape[1], shape + 2, x->shape + 2, w->shape + 2, a);
+  pr_conv_geom(&geo, nsp, x->shape[0], cout, x->shape[1], shape + 2, x->shape + 2, w->shape + 2, a);
   return pr_op_end(rt, &op, out, PR_K(out)->conv_input_grad(rt, x, w, b, &geo, out));
 }
 
-/* {====================== gradients ======================} */
-
-/*
-** How backward work is recorded, so that its counts equal the GEMMs the kernels run (2·M·K·N):
-** - a conv's input gradient is a CONV_TRANSPOSE op (gy as input, the same weight, out shaped like
-**   x), and a conv_transpose's input gradient a CONV op: exact counts N·C·in·(Cout/groups)·K MACs
-**   are the Wᵀ·gy (or W·cols) sgemms summed over samples and groups;
-** - the weight gradient is an MM [Cout, N·out] x [N·out, C·K] (a BMM over groups when groups > 1):
-**   gy times the unfolded input, the GEMM the kernel runs per sample, summed over the batch;
-** - the bias gradient is a SUM of gy over every dim but the channels.
-*/
-static pr_Tensor *apply_op(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *in,
-                           const pr_Tensor *w, const pr_ConvGeom *geo, const pr_ConvArgs *a,
-                           const pr_Tensor *like) {
-  prof_Op op;
-  pr_op_begin(&op, kind, in, w, NULL);
-  conv_op(&op, a, w->shape + 2);
-  for (int i = 0; i < a->nsp; i++) {
-    /* what conv_transpose would need to produce like's size (0 when like is smaller, 'same') */
-    int64_t full = (in->shape[2 + i] - 1) * a->stride[i] - 2 * a->padding[i] +
-                   a->dilation[i] * (w->shape[2 + i] - 1) + 1;
-    int64_t extra = like->shape[2 + i] - full;
-    op.output_padding[i] = kind == PROF_OP_CONV_TRANSPOSE && extra > 0 ? extra : 0;
-  }
-  pr_Tensor *out = pr_op_alloc(rt, &op, like->ndim, like->shape, in->dtype, in->device);
-  if (out == NULL) return NULL;
-  int rc = kind == PROF_OP_CONV ? PR_K(out)->conv(rt, in, w, NULL, geo, out)
-                                : PR_K(out)->conv_input_grad(rt, in, w, NULL, geo, out);
-  return pr_op_end(rt, &op, out, rc);
-}
-
-static void operand(prof_Operand *o, int ndim, const int64_t *dims, int dtype) {
-  o->ndim = ndim;
-  o->dtype = dtype;
-  for (int i = 0; i < ndim; i++) o->dim[i] = dims[i];
-}
-
-/* The weight gradient of the conv from xin to gout (see above), shaped like w. */
-static pr_Tensor *weight_grad_op(pr_Runtime *rt, const pr_Tensor *xin, const pr_Tensor *gout,
-                                 const pr_Tensor *w, const pr_ConvGeom *geo) {
-  int64_t G = geo->groups, cog = geo->cout / G;
-  int64_t rows = geo->c / G * prod(3, geo->k), cols = geo->n * prod(3, geo->out);
-  int grouped = G > 1, nd = 2 + grouped;
-  const int64_t da[3] = {G, cog, cols}, db[3] = {G, cols, rows}, dout[3] = {G, cog, rows};
-  prof_Op op;
-  pr_op_begin(&op, grouped ? PROF_OP_BMM : PROF_OP_MM, NULL, NULL, NULL);
-  op.ninputs = 2;
-  operand(&op.in[0], nd, da + !grouped, gout->dtype);
-  operand(&op.in[1], nd, db + !grouped, xin->dtype);
-  pr_Tensor *r = pr_op_alloc(rt, &op, nd, dout + !grouped, gout->dtype,
-                                                     gout->device);
-  if (r == NULL) return NULL;
-  r = pr_op_end(rt, &op, r, PR_K(r)->conv_weight_grad(rt, xin, gout, geo, r));
-  if (r == NULL) return NULL;
-  int64_t st[PR_MAX_DIMS], s = 1;
-  for (int i = w->ndim - 1; i >= 0; s *= w->shape[i--]) st[i] = s;
-  pr_Tensor *v = pr_tensor_view(rt, r, w->ndim, w->shape, st, 0);
-  pr_tensor_release(r);
-  return v;
-}
-
-/* Sum of gy over the batch and spatial dims: [Cout]. */
-static pr_Tensor *bias_grad(pr_Runtime *rt, const pr_Tensor *gy) {
-  int dims[PR_MAX_DIMS], n = 0;
-  for (int d = 0; d < gy->ndim; d++)
-    if (d != 1) dims[n++] = d;
-  return pr_reduce(rt, PROF_OP_SUM, gy, n, dims, 0, 0);
-}
-
-/*
-** Gradients of conv (transpose 0) or conv_transpose (1): saved[0] x (or its shape), saved[1] w
-** (or its shape). conv_transpose is the adjoint of the conv from its output to its input, so its
-** input gradient is that conv applied to gy and its weight gradient that conv's, with the roles
-** of input and output swapped: both backwards work on the conv from cin to cout.
-*/
-static int conv_grads(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin,
-                      int transpose) {
-  pr_ConvArgs a;
-  int unb = load_args(n, &a), rc = PR_ERR;
-  const pr_Tensor *w = n->saved[1];
-  pr_Tensor *x = batched(rt, n->saved[0], unb), *gy = x ? batched(rt, g, unb) : NULL;
-  if (gy == NULL) goto end;
-  const pr_Tensor *cin = transpose ? gy : x, *cout = transpose ? x : gy;
-  prof_OpKind input_grad = transpose ? PROF_OP_CONV : PROF_OP_CONV_TRANSPOSE;
-  pr_ConvGeom geo;
-  conv_geom(&geo, a.nsp, x->shape[0], cin->shape[1], cout->shape[1], cin->shape + 2,
-            cout->shape + 2, w->shape + 2, &a);
-  if (n->inputs[0] != NULL &&
-      (gin[0] = unbatch(rt, apply_op(rt, input_grad, gy, w, &geo, &a, x), unb)) == NULL)
-    goto end;
-  if (n->inputs[1] != NULL && (gin[1] = weight_grad_op(rt, cin, cout, w, &geo)) == NULL) goto end;
-  if (n->inputs[2] != NULL && (gin[2] = bias_grad(rt, gy)) == NULL) goto end;
-  rc = 0;
-end:
-  pr_tensor_release(x);
-  pr_tensor_release(gy);
-  return rc;
-}
-
-static int conv_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  return conv_grads(rt, n, g, gin, 0);
-}
-
-static int conv_transpose_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g,
-                                   pr_Tensor **gin) {
-  return conv_grads(rt, n, g, gin, 1);
-}
-
-/* Attaches fn to out; each backward needs x only for the weight gradient and w only for the
+/* Attaches the backward id to out; each backward needs x only for the weight gradient and w only for the
    input gradient, so the other is kept as a shape. */
-static pr_Tensor *attach_conv(pr_Runtime *rt, pr_Tensor *out, pr_BackwardFn fn, const char *name,
+static pr_Tensor *attach_conv(pr_Runtime *rt, pr_Tensor *out, int backward, const char *name,
                               const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
                               const pr_ConvArgs *a, int unbatched) {
   const pr_Tensor *in[3] = {x, w, b};
-  pr_Node *n = pr_node_attach(rt, out, fn, name, 3, in);
+  pr_Node *n = pr_node_attach(rt, out, backward, name, 3, in);
   if (n == NULL) {
     pr_tensor_release(out);
     return NULL;
@@ -339,32 +201,32 @@ pr_Tensor *pr_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const
                    const pr_ConvArgs *a) {
   pr_Tensor tmp;
   pr_ConvArgs eff;
-  const pr_Tensor *bx = add_batch(x, a->nsp, &tmp);
+  const pr_Tensor *bx = pr_conv_add_batch(x, a->nsp, &tmp);
   pr_Tensor *out = drop_batch(rt, x, conv(rt, bx, w, b, a, &eff));
   if (out == NULL || !pr_needs_grad(rt, x, w, b)) return out;
-  return attach_conv(rt, out, conv_backward, "conv", x, w, b, &eff, bx != x);
+  return attach_conv(rt, out, PR_BW_CONV, "conv", x, w, b, &eff, bx != x);
 }
 
 pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
                              const pr_Tensor *b, const pr_ConvArgs *a) {
   pr_Tensor tmp;
-  const pr_Tensor *bx = add_batch(x, a->nsp, &tmp);
+  const pr_Tensor *bx = pr_conv_add_batch(x, a->nsp, &tmp);
   pr_Tensor *out = drop_batch(rt, x, conv_transpose(rt, bx, w, b, a));
   if (out == NULL || !pr_needs_grad(rt, x, w, b)) return out;
-  return attach_conv(rt, out, conv_transpose_backward, "conv_transpose", x, w, b, a, bx != x);
+  return attach_conv(rt, out, PR_BW_CONV_TRANSPOSE, "conv_transpose", x, w, b, a, bx != x);
 }
 
 /* {====================== pooling ======================} */
 
-static int is_max_pool(prof_OpKind kind) {
+int pr_is_max_pool(prof_OpKind kind) {
   return kind == PROF_OP_MAX_POOL || kind == PROF_OP_ADAPTIVE_MAX_POOL;
 }
 
 /* Pool geometry of x (leading dims folded into planes) to out, axes padded to three. */
-static void pool_geom(pr_PoolGeom *g, const pr_Tensor *x, const pr_Tensor *out, int nsp,
-                      const int64_t *args) {
+void pr_pool_geom(pr_PoolGeom *g, const pr_Tensor *x, const pr_Tensor *out, int nsp,
+                  const int64_t *args) {
   int lead = x->ndim - nsp;
-  g->planes = prod(lead, x->shape);
+  g->planes = pr_conv_prod(lead, x->shape);
   g->count_include_pad = (int)args[12];
   g->divisor_override = args[15];
   for (int i = 0; i < 3; i++) {
@@ -393,54 +255,13 @@ static void pool_args(int64_t *v, prof_OpKind kind, const pr_PoolArgs *a) {
   v[15] = kind == PROF_OP_AVG_POOL ? a->divisor_override : 0;
 }
 
-static void pool_fields(prof_Op *op, int nsp, const int64_t *args) {
+void pr_pool_fields(prof_Op *op, int nsp, const int64_t *args) {
   for (int i = 0; i < nsp; i++) {
     op->kernel[i] = args[0 + i];
     op->stride[i] = args[3 + i];
     op->padding[i] = args[6 + i];
     op->dilation[i] = args[9 + i];
   }
-}
-
-static int64_t nbytes(const prof_Operand *o) {
-  int64_t n = prof_dtype_size(o->dtype);
-  for (int i = 0; i < o->ndim; i++) n *= o->dim[i];
-  return n;
-}
-
-/*
-** A pool's backward records one op: a COPY for the max pools (the gradient is only moved to the
-** saved argmax, read alongside it), and for the average pools a custom op carrying the forward's
-** count (every add of a window has its add back) and the bytes of gy read and gx written.
-*/
-static int pool_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const int64_t *args = n->args.i;
-  prof_OpKind kind = (prof_OpKind)args[13];
-  int nsp = (int)args[14];
-  const pr_Tensor *x = n->saved[0];
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_COPY, g, NULL, NULL);
-  if (is_max_pool(kind)) {
-    operand(&op.in[op.ninputs++], g->ndim, g->shape, PROF_I64);
-  } else if (rt->rec != NULL) {
-    prof_Op fwd;
-    pr_op_begin(&fwd, kind, x, NULL, NULL);
-    pool_fields(&fwd, nsp, args);
-    pr_operand(g, &fwd.out);
-    if (prof_op_count(rt->rec, &fwd) != PROF_OK)
-      return pr_error(rt, "%s backward: %s", prof_op_kind_name(kind), prof_errmsg(rt->rec));
-    op.kind = PROF_OP_CUSTOM;
-    op.flops = fwd.flops;
-    op.bytes_read = nbytes(&fwd.out);
-    op.bytes_written = nbytes(&fwd.in[0]);
-  }
-  pr_Tensor *gx = pr_op_alloc(rt, &op, x->ndim, x->shape, g->dtype, g->device);
-  if (gx == NULL) return PR_ERR;
-  pr_PoolGeom geo;
-  pool_geom(&geo, x, g, nsp, args);
-  gx = pr_op_end(rt, &op, gx, PR_K(gx)->pool_backward(rt, kind, g, n->saved[1], &geo, gx));
-  gin[0] = gx;
-  return gx != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const pr_PoolArgs *a) {
@@ -474,7 +295,7 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   pool_args(args, kind, a);
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
-  pool_fields(&op, nsp, args);
+  pr_pool_fields(&op, nsp, args);
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   int grad = pr_needs_grad(rt, x, NULL, NULL);
@@ -482,11 +303,11 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   int rc = 0;
   if (pr_holds_values(out)) {
     pr_PoolGeom geo;
-    pool_geom(&geo, x, out, nsp, args);
+    pr_pool_geom(&geo, x, out, nsp, args);
     /* the argmax of every window, kept for the backward (an internal tensor, not an op) */
-    if (grad && is_max_pool(kind))
+    if (grad && pr_is_max_pool(kind))
       idx = pr_tensor_new(rt, out->ndim, out->shape, PROF_I64, out->device);
-    rc = grad && is_max_pool(kind) && idx == NULL ? PR_ERR
+    rc = grad && pr_is_max_pool(kind) && idx == NULL ? PR_ERR
                                                   : PR_K(out)->pool(rt, kind, x, &geo, out, idx);
   }
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) {
@@ -494,7 +315,7 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
     return NULL;
   }
   if (!grad) return out;
-  pr_Node *n = pr_node_attach(rt, out, pool_backward, name, 1, &x);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_POOL, name, 1, &x);
   if (n == NULL) {
     pr_tensor_release(idx);
     pr_tensor_release(out);

@@ -1,7 +1,7 @@
-/* ops_einsum.c — einsum of one or two operands: shapes, checks, records, values and gradients. */
+/* ops_einsum.c — einsum of one or two operands: shapes, checks, records, values, node. */
 #include <string.h>
 
-#include "runtime.h"
+#include "backward.h"
 
 /* Values: the operands are permuted and reshaped into one batched matrix product (sgemm);
    the gradients are einsums of the output's gradient with the other operand. */
@@ -162,7 +162,7 @@ too_many:
   return pr_error(rt, "einsum: the output of \"%s\" has more than %d dims", e->eq, PR_MAX_DIMS);
 }
 
-/* {====================== einsum's values and gradients ======================} */
+/* {====================== einsum's values ======================} */
 
 /*
 ** An equation as id lists: letters are their ids, the ellipsis dims ELL0 + k right-aligned over
@@ -171,10 +171,7 @@ too_many:
 #define ELL0 NLETTERS
 #define NIDS (NLETTERS + PR_MAX_DIMS)
 
-typedef struct Term {
-  int n;
-  int id[PR_MAX_DIMS];
-} Term;
+typedef pr_EinTerm Term;      /* backward.h: ops_einsum_backward.c reads terms too */
 
 /* A term in one int64 (4 bits of count, 6 per id) for a node's arguments. */
 static int64_t term_pack(const Term *t) {
@@ -183,14 +180,14 @@ static int64_t term_pack(const Term *t) {
   return v;
 }
 
-static Term term_unpack(int64_t v) {
+Term pr_ein_term_unpack(int64_t v) {
   Term t;
   t.n = (int)(v & 15);
   for (int i = 0; i < t.n; i++) t.id[i] = (int)((v >> (4 + 6 * i)) & 63);
   return t;
 }
 
-static int term_has(const Term *t, int id) {
+int pr_ein_term_has(const Term *t, int id) {
   for (int i = 0; i < t->n; i++)
     if (t->id[i] == id) return 1;
   return 0;
@@ -236,7 +233,7 @@ static void ein_terms(const Einsum *e, const char *eq, int nops, const pr_Tensor
 
 /* x viewed with one dim per distinct id of t, in first-seen order (a repeated id: its diagonal,
    whose stride is the sum of the repeats'). */
-static pr_Tensor *distinct(pr_Runtime *rt, const pr_Tensor *x, const Term *t, Term *u) {
+pr_Tensor *pr_ein_distinct(pr_Runtime *rt, const pr_Tensor *x, const Term *t, Term *u) {
   int64_t shape[PR_MAX_DIMS], stride[PR_MAX_DIMS];
   u->n = 0;
   for (int i = 0; i < t->n; i++) {
@@ -258,7 +255,7 @@ static pr_Tensor *sum_out(pr_Runtime *rt, pr_Tensor *x, Term *u, const Term *kee
   int dims[PR_MAX_DIMS], nd = 0;
   Term left = {0, {0}};
   for (int i = 0; i < u->n; i++) {
-    if (term_has(keep1, u->id[i]) || (keep2 != NULL && term_has(keep2, u->id[i])))
+    if (pr_ein_term_has(keep1, u->id[i]) || (keep2 != NULL && pr_ein_term_has(keep2, u->id[i])))
       left.id[left.n++] = u->id[i];
     else
       dims[nd++] = i;
@@ -304,7 +301,7 @@ static pr_Tensor *as_matrix(pr_Runtime *rt, pr_Tensor *x, int lead, int na, int 
 static pr_Tensor *ein_compute(pr_Runtime *rt, int nops, const Term *in, const Term *out,
                               const pr_Tensor *a, const pr_Tensor *b) {
   Term u[2];
-  pr_Tensor *x[2] = {distinct(rt, a, &in[0], &u[0]), b ? distinct(rt, b, &in[1], &u[1]) : NULL};
+  pr_Tensor *x[2] = {pr_ein_distinct(rt, a, &in[0], &u[0]), b ? pr_ein_distinct(rt, b, &in[1], &u[1]) : NULL};
   if (x[0] == NULL || (b && x[1] == NULL)) goto fail;
   x[0] = sum_out(rt, x[0], &u[0], out, b ? &u[1] : NULL);
   if (b) x[1] = sum_out(rt, x[1], &u[1], out, &u[0]);
@@ -313,14 +310,14 @@ static pr_Tensor *ein_compute(pr_Runtime *rt, int nops, const Term *in, const Te
   int bat[PR_MAX_DIMS], con[PR_MAX_DIMS], ak[PR_MAX_DIMS], bk[PR_MAX_DIMS];
   int nbat = 0, ncon = 0, nak = 0, nbk = 0;
   for (int i = 0; i < out->n; i++)
-    if (term_has(&u[0], out->id[i]) && term_has(&u[1], out->id[i])) bat[nbat++] = out->id[i];
+    if (pr_ein_term_has(&u[0], out->id[i]) && pr_ein_term_has(&u[1], out->id[i])) bat[nbat++] = out->id[i];
   for (int i = 0; i < u[0].n; i++) {
     int id = u[0].id[i];
-    if (!term_has(&u[1], id)) ak[nak++] = id;
-    else if (!term_has(out, id)) con[ncon++] = id;
+    if (!pr_ein_term_has(&u[1], id)) ak[nak++] = id;
+    else if (!pr_ein_term_has(out, id)) con[ncon++] = id;
   }
   for (int i = 0; i < u[1].n; i++)
-    if (!term_has(&u[0], u[1].id[i])) bk[nbk++] = u[1].id[i];
+    if (!pr_ein_term_has(&u[0], u[1].id[i])) bk[nbk++] = u[1].id[i];
   if (nbat + 2 > PR_MAX_DIMS) {
     pr_error(rt, "einsum: more than %d batch dims", PR_MAX_DIMS - 2);
     goto fail;
@@ -332,7 +329,7 @@ static pr_Tensor *ein_compute(pr_Runtime *rt, int nops, const Term *in, const Te
     for (int i = 0; i < u[k].n; i++) {
       shape[i] = x[k]->shape[i];
       for (int j = 0; j < u[1 - k].n; j++)
-        if (u[1 - k].id[j] == u[k].id[i] && !term_has(out, u[k].id[i]) && shape[i] == 1 &&
+        if (u[1 - k].id[j] == u[k].id[i] && !pr_ein_term_has(out, u[k].id[i]) && shape[i] == 1 &&
             x[1 - k]->shape[j] != 1)
           shape[i] = x[1 - k]->shape[j], grow = 1;
     }
@@ -378,7 +375,7 @@ fail:
 }
 
 /* "ab,bc->ac" of explicit terms; ellipsis ids take letters no term uses. */
-static void ein_render(int nin, const Term *in, const Term *out, char *buf) {
+void pr_ein_render(int nin, const Term *in, const Term *out, char *buf) {
   int used[NIDS] = {0}, map[NIDS];
   for (int k = 0; k <= nin; k++) {
     const Term *t = k < nin ? &in[k] : out;
@@ -403,55 +400,6 @@ static void ein_render(int nin, const Term *in, const Term *out, char *buf) {
     }
   }
   buf[n] = '\0';
-}
-
-/*
-** The gradient of operand k: the einsum of the output's gradient with the other operand into k's
-** distinct letters that either has (a recorded einsum); letters only k had come back by
-** broadcasting, size-1 letters by summing, and a repeated letter by writing the diagonal.
-*/
-static pr_Tensor *ein_grad(pr_Runtime *rt, int nops, const Term *in, const Term *out, int k,
-                           const pr_Tensor *g, const pr_Tensor *x, const pr_Tensor *other) {
-  Term u, r = {0, {0}}, tin[2] = {*out, nops == 2 ? in[1 - k] : *out};
-  pr_Tensor *xv = distinct(rt, x, &in[k], &u);
-  if (xv == NULL) return NULL;
-  for (int i = 0; i < u.n; i++)
-    if (term_has(out, u.id[i]) || (nops == 2 && term_has(&in[1 - k], u.id[i])))
-      r.id[r.n++] = u.id[i];
-  char eq[3 * PR_MAX_DIMS + 8];
-  ein_render(nops, tin, &r, eq);
-  pr_Tensor *t = pr_einsum(rt, eq, g, nops == 2 ? other : NULL);
-  /* [r...] to [u...] with 1s where u has letters r lacks, expanded, then summed to x's sizes
-     (where x broadcast a size-1 letter) */
-  int64_t shape[PR_MAX_DIMS];
-  for (int i = 0, j = 0; i < u.n; i++) shape[i] = t && term_has(&r, u.id[i]) ? t->shape[j++] : 1;
-  pr_Tensor *v = t ? pr_reshape(rt, t, u.n, shape, 0) : NULL;
-  for (int i = 0; i < u.n; i++)
-    if (shape[i] == 1) shape[i] = xv->shape[i];   /* letters k alone had, or broadcast to it */
-  pr_Tensor *e = v ? pr_expand(rt, v, u.n, shape) : NULL;
-  pr_Tensor *s = e ? pr_sum_to(rt, e, xv) : NULL;
-  pr_Tensor *gx = s ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, x->device) : NULL;
-  pr_Tensor *d = gx ? distinct(rt, gx, &in[k], &u) : NULL;
-  if (d != NULL && PR_K(d)->copy_into(rt, d, s) != 0) pr_tensor_release(gx), gx = NULL;
-  pr_tensor_release(xv);
-  pr_tensor_release(t);
-  pr_tensor_release(v);
-  pr_tensor_release(e);
-  pr_tensor_release(s);
-  pr_tensor_release(d);
-  return d != NULL ? gx : NULL;
-}
-
-static int einsum_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  int nops = (int)n->args.i[0];
-  Term in[2] = {term_unpack(n->args.i[1]), term_unpack(n->args.i[2])};
-  Term out = term_unpack(n->args.i[3]);
-  for (int k = 0; k < nops; k++) {
-    if (n->inputs[k] == NULL) continue;
-    gin[k] = ein_grad(rt, nops, in, &out, k, g, n->saved[k], nops == 2 ? n->saved[1 - k] : NULL);
-    if (gin[k] == NULL) return PR_ERR;
-  }
-  return 0;
 }
 
 /* The cpu values into out (recorded) and the gradient node; e is the validated equation. */
@@ -480,7 +428,7 @@ static pr_Tensor *einsum_result(pr_Runtime *rt, prof_Op *op, const Einsum *e, co
   if ((out = pr_op_end(rt, op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, a, b, NULL)) return out;
   const pr_Tensor *inputs[2] = {a, b};
-  pr_Node *n = pr_node_attach(rt, out, einsum_backward, "einsum", nops, inputs);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_EINSUM, "einsum", nops, inputs);
   if (n == NULL) {
     pr_tensor_release(out);
     return NULL;

@@ -1,7 +1,5 @@
-/* ops_loss.c — cross_entropy, nll_loss and mse_loss: checks, records, values and gradients. */
-#include <stdio.h>
-
-#include "runtime.h"
+/* ops_loss.c — cross_entropy, nll_loss and mse_loss: checks, records, values and nodes. */
+#include "backward.h"
 
 /* Values: cross_entropy and nll_loss compute through cpu_loss.c, mse_loss here; all attach their
    gradients (for the input, and for a probability or mse target). */
@@ -81,52 +79,6 @@ static pr_ClassLoss class_plan(const pr_Tensor *x, const pr_LossArgs *a, int sof
   return p;
 }
 
-static const int64_t *i64(const pr_Tensor *t) {
-  return (const int64_t *)t->storage->data + t->offset;
-}
-
-/*
-** Backward work per input element: class indices p = exp(logp), a·w_t·(p − δ) (3), label
-** smoothing + b·(p·Σw − w_j) (4); probabilities exp, p·Σw·t', w·t', subtract, scale (5) and the
-** target's −s·(1 − ε)·w·logp (3); nll_loss one multiply per row.
-*/
-static int class_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *logp = n->saved[0], *t = n->saved[1], *w = n->saved[2];
-  pr_ClassLoss p = {n->args.i[0], n->args.i[1], n->args.i[2], (int32_t)n->args.i[3],
-                    n->args.i[4], n->args.f[0], (int)n->args.i[5], (int)n->args.i[6]};
-  for (int i = 0; i < 2; i++) {
-    const pr_Tensor *like = n->inputs[i];
-    if (like != NULL &&
-        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, PROF_F32, like->device)) == NULL)
-      return PR_ERR;
-  }
-  int64_t numel = p.N * p.C * p.S, rows = p.N * p.S, flops;
-  if (p.nll) flops = rows;
-  else if (p.soft) flops = numel * (5 + (gin[1] ? 3 : 0));
-  else flops = numel * (p.smoothing > 0 ? 7 : 3);
-  char name[48];
-  snprintf(name, sizeof name, "%s_backward", n->name);
-  prof_Op work;
-  if (pr_work_begin(rt, &work, name, 0, flops,
-                    4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
-                        (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
-                    4 * (numel + (gin[1] ? numel : 0))) != 0)
-    return PR_ERR;
-  if (!pr_holds_values(t)) return pr_op_close(rt, &work, 0);
-  pr_Tensor *gc = pr_contiguous_data(rt, g);
-  if (gc == NULL) return pr_op_close(rt, &work, PR_ERR);
-  /* without an input gradient the kernel still needs somewhere to write it */
-  pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
-                         : pr_tensor_new(rt, 1, &numel, PROF_F32, t->device);
-  if (gx != NULL)
-    PR_K(t)->class_loss_backward(&p, p.nll ? NULL : pr_f32(logp), p.soft ? NULL : i64(t),
-                               p.soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(gc),
-                               n->args.f[1], pr_f32(gx), gin[1] ? pr_f32(gin[1]) : NULL);
-  pr_tensor_release(gc);
-  pr_tensor_release(gx);
-  return pr_op_close(rt, &work, gx != NULL ? 0 : PR_ERR);
-}
-
 /* The values of a class loss on the cpu and its gradient (input; probability targets too). */
 static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const char *name,
                                const pr_Tensor *x, const pr_Tensor *t, const pr_Tensor *w,
@@ -145,7 +97,7 @@ static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, cons
   if (cpu) {
     int64_t numel = pr_numel(x);
     if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device)) == NULL) goto fail;
-    PR_K(out)->class_loss(p, pr_f32(xc), p->soft ? NULL : i64(tc), p->soft ? pr_f32(tc) : NULL,
+    PR_K(out)->class_loss(p, pr_f32(xc), p->soft ? NULL : pr_i64(tc), p->soft ? pr_f32(tc) : NULL,
                           wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out),
                           &divisor);
   }
@@ -153,7 +105,7 @@ static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, cons
   if ((out = pr_op_end(rt, op, out, 0)) == NULL) goto fail;
   if (pr_needs_grad(rt, x, p->soft ? t : NULL, NULL)) {
     const pr_Tensor *in[2] = {x, p->soft ? t : NULL};
-    pr_Node *n = pr_node_attach(rt, out, class_backward, name, 2, in);
+    pr_Node *n = pr_node_attach(rt, out, PR_BW_CLASS_LOSS, name, 2, in);
     if (n == NULL) goto fail;
     n->args.i[0] = p->N, n->args.i[1] = p->C, n->args.i[2] = p->S, n->args.i[3] = p->reduction;
     n->args.i[4] = p->ignore_index, n->args.i[5] = p->soft, n->args.i[6] = p->nll;
@@ -220,32 +172,6 @@ pr_Tensor *pr_nll_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
 
 /* {====================== mse_loss ======================} */
 
-/* d (x − t, broadcast) · 2·g (·1/n for mean), then each operand's share summed to its shape. */
-static int mse_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *d = n->saved[0];
-  int reduction = (int)n->args.i[0];
-  int64_t numel = pr_numel(d);
-  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device);
-  pr_Tensor *neg = gd && n->inputs[1] ? pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device)
-                                       : NULL;
-  int rc = PR_ERR;
-  if (gd == NULL || (n->inputs[1] && neg == NULL)) goto end;
-  /* 2·d·s per element, and a negation for the target */
-  prof_Op work;
-  if (pr_work_begin(rt, &work, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
-                     4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
-    goto end;
-  if (pr_op_close(rt, &work, PR_K(d)->mse_backward(rt, d, g, reduction, gd, neg)) != 0) goto end;
-  rc = 0;
-  if (n->inputs[0] != NULL && (gin[0] = pr_sum_to(rt, gd, n->saved[1])) == NULL) rc = PR_ERR;
-  if (rc == 0 && neg != NULL && (gin[1] = pr_sum_to(rt, neg, n->saved[2])) == NULL) rc = PR_ERR;
-end:
-  pr_tensor_release(gd);
-  pr_tensor_release(neg);
-  return rc;
-}
-
-
 pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *target,
                        int reduction) {
   if (pr_check_float(rt, "mse_loss", "input", input) != 0) return NULL;
@@ -273,7 +199,7 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) goto fail;
   if (grad) {
     const pr_Tensor *in[2] = {input, target};
-    pr_Node *n = pr_node_attach(rt, out, mse_backward, "mse_loss", 2, in);
+    pr_Node *n = pr_node_attach(rt, out, PR_BW_MSE_LOSS, "mse_loss", 2, in);
     if (n == NULL) goto fail;
     n->args.i[0] = reduction;
     pr_node_save(n, 0, d);

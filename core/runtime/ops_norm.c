@@ -1,7 +1,6 @@
 /* ops_norm.c — batch, instance, layer, group and RMS norm, embedding, dropout: checks, records. */
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "runtime.h"
@@ -47,53 +46,13 @@ static void norm_op(prof_Op *op, prof_OpKind kind, const pr_Tensor *x, const pr_
   if (b != NULL) op->flags |= PROF_OPF_BIAS;
 }
 
-/* {====================== values and gradients ======================} */
+/* {====================== values and nodes ======================} */
 
 /* Running statistics a norm reads (eval) or updates (training), with its momentum. */
 typedef struct Running {
   pr_Tensor *mean, *var;       /* NULL: none */
   double momentum;
 } Running;
-
-/* A new tensor of t's shape on its device, float32 gradients. */
-static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
-  return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
-}
-
-/*
-** Backward work, per element: x̂ = (x − μ)·r (2; RMS 1); gx with statistics from the input
-** ĝ = g·w (1 with a weight), Σĝ and Σĝ·x̂ (3; RMS 2), r·(ĝ − m₁ − x̂·m₂) (4; RMS 3), with fixed
-** statistics g·r (1) and ·w; gw Σ g·x̂ (2); gb Σ g (1).
-*/
-static int64_t norm_backward_flops(const pr_NormPlan *p, int input_stats, int gx, int affine,
-                                   int gw, int gb) {
-  int64_t per = 0, numel = p->N * p->C * p->S;
-  if (gx || gw) per += p->rms ? 1 : 2;
-  if (gx) per += (input_stats ? (p->rms ? 5 : 7) : 1) + affine;
-  if (gw) per += 2;
-  if (gb) per += 1;
-  return per * numel;
-}
-
-static int norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *x = n->saved[0], *w = n->saved[1], *mean = n->saved[2], *rstd = n->saved[3];
-  pr_NormPlan p = {n->args.i[1], n->args.i[2], n->args.i[3], n->args.i[4], (int)n->args.i[5], 0};
-  int input_stats = (int)n->args.i[6];
-  for (int i = 0; i < 3; i++)
-    if (n->inputs[i] != NULL && (gin[i] = grad_like(rt, n->inputs[i])) == NULL) return PR_ERR;
-  int64_t numel = p.N * p.C * p.S, es = 4, cells = pr_norm_cells(&p);
-  int64_t flops = norm_backward_flops(&p, input_stats, gin[0] != NULL, w != NULL, gin[1] != NULL,
-                                      gin[2] != NULL);
-  int64_t wrote = (gin[0] ? numel : 0) + (gin[1] ? p.C : 0) + (gin[2] ? p.C : 0);
-  char name[48];
-  snprintf(name, sizeof name, "%s_backward", n->name);
-  prof_Op work;
-  if (pr_work_begin(rt, &work, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
-                    es * wrote) != 0)
-    return PR_ERR;
-  return pr_op_close(rt, &work, PR_K(x)->norm_backward(rt, &p, x, g, w, mean, rstd, input_stats,
-                                                        gin[0], gin[1], gin[2]));
-}
 
 /*
 ** Computes a norm's values on the cpu and attaches its gradient; out is the recorded result.
@@ -120,7 +79,7 @@ static pr_Tensor *norm_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
   if ((out = pr_op_end(rt, op, out, rc)) == NULL) goto fail;
   if (pr_needs_grad(rt, x, w, b)) {
     const pr_Tensor *in[3] = {x, w, b};
-    pr_Node *n = pr_node_attach(rt, out, norm_backward, name, 3, in);
+    pr_Node *n = pr_node_attach(rt, out, PR_BW_NORM, name, 3, in);
     if (n == NULL) goto fail;
     n->args.i[1] = p->N, n->args.i[2] = p->C, n->args.i[3] = p->S, n->args.i[4] = p->groups;
     n->args.i[5] = p->rms, n->args.i[6] = input_stats;
@@ -289,20 +248,6 @@ pr_Tensor *pr_group_norm(pr_Runtime *rt, const pr_Tensor *x, int64_t groups, con
 
 /* {====================== embedding, dropout ======================} */
 
-/* The rows' gradients scatter-added into a dense [V, D] gradient; padding_idx's row gets none. */
-static int embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *idx = n->saved[0], *w = n->inputs[1];
-  if ((gin[1] = grad_like(rt, w)) == NULL) return PR_ERR;
-  /* one add per gathered element; reads g and the indices, writes the table */
-  int64_t rows = pr_numel(idx), d = w->shape[1];
-  prof_Op work;
-  if (pr_work_begin(rt, &work, "embedding_backward", 0, rows * d,
-                    4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
-    return PR_ERR;
-  return pr_op_close(rt, &work,
-                     PR_K(w)->embedding_backward(rt, idx, g, n->args.i[0], gin[1]));
-}
-
 pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tensor *w,
                         const int64_t *padding_idx) {
   char si[96], sw[96];
@@ -342,7 +287,7 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, w, NULL, NULL)) return out;
   const pr_Tensor *in[2] = {NULL, w};
-  pr_Node *n = pr_node_attach(rt, out, embedding_backward, "embedding", 2, in);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_EMBEDDING, "embedding", 2, in);
   pr_Tensor *ic = n != NULL ? pr_contiguous_data(rt, indices) : NULL;
   if (ic == NULL) {
     pr_tensor_release(out);
@@ -353,13 +298,6 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   pr_tensor_release(ic);
   return out;
 }
-
-/* The gradient goes where the values went: g times the saved mask (0 or 1/(1-p)). */
-static int dropout_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  gin[0] = pr_binary(rt, PROF_OP_MUL, g, n->saved[0], 0, 0, 0);
-  return gin[0] != NULL ? 0 : PR_ERR;
-}
-
 
 pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training) {
   if (!(p >= 0.0 && p <= 1.0))
@@ -378,7 +316,7 @@ pr_Tensor *pr_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, int training
   if (rc == 0) rc = PR_K(out)->dropout(rt, x, p, mask, out);
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (pr_needs_grad(rt, x, NULL, NULL)) {
-    pr_Node *n = pr_node_attach(rt, out, dropout_backward, "dropout", 1, &x);
+    pr_Node *n = pr_node_attach(rt, out, PR_BW_DROPOUT, "dropout", 1, &x);
     if (n == NULL) {
       pr_tensor_release(out);
       out = NULL;

@@ -1,8 +1,8 @@
-/* ops_resample.c — interpolate (up/downsampling): sizes, PyTorch's checks, values, gradient. */
+/* ops_resample.c — interpolate (up/downsampling): sizes, PyTorch's checks, values, node. */
 #include <math.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "backward.h"
 
 static const char *const mode_names[] = {"nearest", "linear", "bilinear", "bicubic", "trilinear",
                                          "area"};
@@ -11,8 +11,8 @@ static const char *const mode_names[] = {"nearest", "linear", "bilinear", "bicub
 static const int mode_nsp[] = {0, 1, 2, 2, 3, 0};
 
 /* The op as the forward records it (the backward reuses it to count the forward's work). */
-static void interp_op(prof_Op *op, const pr_Tensor *x, int mode, int size_given, int size_scalar,
-                      int nscale, const double *scale) {
+void pr_interp_op(prof_Op *op, const pr_Tensor *x, int mode, int size_given, int size_scalar,
+                  int nscale, const double *scale) {
   pr_op_begin(op, PROF_OP_INTERPOLATE, x, NULL, NULL);
   op->mode = mode;
   if (size_given) {
@@ -25,8 +25,8 @@ static void interp_op(prof_Op *op, const pr_Tensor *x, int mode, int size_given,
 }
 
 /* Planes N·C of x to out, spatial axes padded to three from the front. */
-static void resample_geom(pr_ResampleGeom *g, const pr_Tensor *x, const pr_Tensor *out, int mode,
-                          int align_corners, const double *scale) {
+void pr_resample_geom(pr_ResampleGeom *g, const pr_Tensor *x, const pr_Tensor *out, int mode,
+                      int align_corners, const double *scale) {
   int nsp = x->ndim - 2;
   memset(g, 0, sizeof *g);
   g->planes = x->shape[0] * x->shape[1];
@@ -38,34 +38,6 @@ static void resample_geom(pr_ResampleGeom *g, const pr_Tensor *x, const pr_Tenso
     g->out[i] = j >= 0 ? out->shape[2 + j] : 1;
     g->scale[i] = j >= 0 ? scale[j] : 0;
   }
-}
-
-/*
-** The backward records one custom op carrying the forward's count (each weighted tap read has its
-** weighted add back; nearest counts 0 as it does forward), reading gy and writing gx.
-*/
-static int interpolate_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *x = n->saved[0];
-  const int64_t *v = n->args.i;
-  prof_Op op;
-  pr_op_begin(&op, PROF_OP_CUSTOM, g, NULL, NULL);
-  if (rt->rec != NULL) {
-    prof_Op fwd;
-    interp_op(&fwd, x, (int)v[0], (int)v[2], (int)v[3], (int)v[4], n->args.f + 3);
-    pr_operand(g, &fwd.out);
-    if (prof_op_count(rt->rec, &fwd) != PROF_OK)
-      return pr_error(rt, "interpolate backward: %s", prof_errmsg(rt->rec));
-    op.flops = fwd.flops;
-    op.bytes_read = fwd.bytes_written;
-    op.bytes_written = fwd.bytes_read;
-  }
-  pr_Tensor *gx = pr_op_alloc(rt, &op, x->ndim, x->shape, g->dtype, g->device);
-  if (gx == NULL) return PR_ERR;
-  pr_ResampleGeom geo;
-  resample_geom(&geo, x, g, (int)v[0], (int)v[1], n->args.f);
-  gx = pr_op_end(rt, &op, gx, PR_K(gx)->interpolate_backward(rt, g, &geo, gx));
-  gin[0] = gx;
-  return gx != NULL ? 0 : PR_ERR;
 }
 
 pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArgs *a) {
@@ -112,7 +84,7 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
                      pr_shape_str(x, sx, sizeof sx));
   }
   prof_Op op;
-  interp_op(&op, x, a->mode, a->nsize > 0, a->size_scalar, a->nscale, a->scale);
+  pr_interp_op(&op, x, a->mode, a->nsize > 0, a->size_scalar, a->nscale, a->scale);
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   /* the kernels get the factor per axis (PyTorch passes the caller's factors on unless
@@ -121,11 +93,11 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   double scale[3] = {0, 0, 0};
   for (int i = 0; i < nsp && a->nsize == 0 && a->mode != PROF_INTERP_AREA; i++)
     scale[i] = a->scale[a->scale_scalar ? 0 : i];
-  resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
+  pr_resample_geom(&geo, x, out, a->mode, a->align_corners > 0, scale);
   out = pr_op_end(rt, &op, out, PR_K(out)->interpolate(rt, x, &geo, out));
   if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
-  pr_Node *node = pr_node_attach(rt, out, interpolate_backward, "interpolate", 1, &x);
+  pr_Node *node = pr_node_attach(rt, out, PR_BW_INTERPOLATE, "interpolate", 1, &x);
   if (node == NULL) {
     pr_tensor_release(out);
     return NULL;

@@ -1,4 +1,4 @@
-/* ops_select.c — elementwise selection: masked_fill, where, triu and tril: values and gradients. */
+/* ops_select.c — elementwise selection: masked_fill, where, triu and tril: values and nodes. */
 #include <string.h>
 
 #include "runtime.h"
@@ -35,28 +35,12 @@ static int check_bool(pr_Runtime *rt, const char *name, const char *what, const 
                   prof_dtype_name(t->dtype));
 }
 
-/* The gradient that passes a selection: g masked like the forward, summed back to x's shape. */
-static int select_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *cond = n->saved[0];
-  int rc = 0;
-  for (int i = 0; i < 2; i++) {
-    if (n->inputs[i] == NULL) continue;
-    /* masked_fill: where the mask is set x got nothing; where: a takes cond, b the rest */
-    pr_Tensor *m = n->args.i[0] ? pr_masked_fill(rt, g, cond, 0)
-                                : pr_where(rt, cond, i == 0 ? g : NULL, i == 1 ? g : NULL, 0, 0);
-    gin[i] = m ? pr_sum_to(rt, m, n->saved[1 + i]) : NULL;
-    pr_tensor_release(m);
-    if (gin[i] == NULL) rc = PR_ERR;
-  }
-  return rc;
-}
-
-/* Attaches select_backward to out for the value inputs a, b (either NULL) chosen by cond. */
+/* Attaches a selection node (PR_BW_SELECT) to out for the value inputs a, b (either NULL) chosen by cond. */
 static pr_Tensor *select_grad(pr_Runtime *rt, pr_Tensor *out, const char *name, int masked,
                               const pr_Tensor *cond, const pr_Tensor *a, const pr_Tensor *b) {
   if (out == NULL || !pr_needs_grad(rt, a, b, NULL)) return out;
   const pr_Tensor *in[2] = {a, b};
-  pr_Node *n = pr_node_attach(rt, out, select_backward, name, 2, in);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_SELECT, name, 2, in);
   if (n == NULL) {
     pr_tensor_release(out);
     return NULL;
@@ -107,12 +91,6 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
   return select_grad(rt, out, "where", 0, cond, a, b);
 }
 
-
-static int triangle_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  gin[0] = pr_triangle(rt, g, n->args.i[0], (int)n->args.i[1]);
-  return gin[0] != NULL ? 0 : PR_ERR;
-}
-
 pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int upper) {
   char sx[96];
   const char *name = upper ? "triu" : "tril";
@@ -127,7 +105,7 @@ pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int
   if ((rc = PR_K(out)->copy_into(rt, out, x)) == 0) PR_K(out)->triangle(out, diagonal, upper);
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
-  pr_Node *n = pr_node_attach(rt, out, triangle_backward, name, 1, &x);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_TRIANGLE, name, 1, &x);
   if (n == NULL) {
     pr_tensor_release(out);
     return NULL;

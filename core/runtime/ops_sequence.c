@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "backward.h"
 
 /* Values: attention computes on the cpu through sgemm (cpu_attn.c has its softmax), the
    recurrent layers and cells through cpu_rnn.c; all attach their gradients. */
@@ -68,8 +68,8 @@ static int check_mask(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *m, in
 }
 
 /* A contiguous view of base's storage from offset, of the given shape. */
-static pr_Tensor *contig_view(pr_Runtime *rt, const pr_Tensor *base, int nd, const int64_t *shape,
-                              int64_t offset) {
+pr_Tensor *pr_contig_view(pr_Runtime *rt, const pr_Tensor *base, int nd, const int64_t *shape,
+                          int64_t offset) {
   int64_t stride[PR_MAX_DIMS], s = 1;
   for (int i = nd - 1; i >= 0; i--) {
     stride[i] = s;
@@ -79,7 +79,7 @@ static pr_Tensor *contig_view(pr_Runtime *rt, const pr_Tensor *base, int nd, con
 }
 
 /* [batch..., H, X, Y] (nb batch dims, heads last) as [batch..., H / group, group, X, Y]. */
-static int split_heads(int nb, const int64_t *shape, int64_t group, int64_t *out) {
+int pr_split_heads(int nb, const int64_t *shape, int64_t group, int64_t *out) {
   for (int i = 0; i < nb - 1; i++) out[i] = shape[i];
   out[nb - 1] = shape[nb - 1] / group;
   out[nb] = group;
@@ -93,8 +93,8 @@ static int split_heads(int nb, const int64_t *shape, int64_t group, int64_t *out
 ** into [Hk, group] and k, v gain a size-1 group dim, so that broadcasting serves each key head
 ** to the group of query heads after it (torch's repeat_interleave of k and v).
 */
-static int attn_views(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const pr_Tensor *v,
-                      int64_t group, pr_Tensor **qv, pr_Tensor **kv, pr_Tensor **vv) {
+int pr_attn_views(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, const pr_Tensor *v,
+                  int64_t group, pr_Tensor **qv, pr_Tensor **kv, pr_Tensor **vv) {
   if (group <= 1) {
     *qv = pr_tensor_retain((pr_Tensor *)q);
     *kv = pr_tensor_retain((pr_Tensor *)k);
@@ -102,97 +102,17 @@ static int attn_views(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, co
     return 0;
   }
   int64_t shape[PR_MAX_DIMS + 1];
-  int nd = split_heads(q->ndim - 2, q->shape, group, shape);
+  int nd = pr_split_heads(q->ndim - 2, q->shape, group, shape);
   *qv = pr_reshape(rt, q, nd, shape, 0);
   *kv = *qv ? pr_unsqueeze(rt, k, k->ndim - 2) : NULL;
   *vv = *kv ? pr_unsqueeze(rt, v, v->ndim - 2) : NULL;
   return *vv != NULL ? 0 : PR_ERR;
 }
 
-static void release3(pr_Tensor *a, pr_Tensor *b, pr_Tensor *c) {
+void pr_release3(pr_Tensor *a, pr_Tensor *b, pr_Tensor *c) {
   pr_tensor_release(a);
   pr_tensor_release(b);
   pr_tensor_release(c);
-}
-
-/* a·b as a recorded matmul, ta / tb: that operand with its last two dims swapped (a view). */
-static pr_Tensor *mm_t(pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, int ta, int tb) {
-  pr_Tensor *at = ta ? pr_transpose(rt, a, -2, -1) : pr_tensor_retain((pr_Tensor *)a);
-  pr_Tensor *bt = at && tb ? pr_transpose(rt, b, -2, -1) : at ? pr_tensor_retain((pr_Tensor *)b)
-                                                            : NULL;
-  pr_Tensor *p = bt ? pr_matmul(rt, at, bt) : NULL;
-  pr_tensor_release(at);
-  pr_tensor_release(bt);
-  return p;
-}
-
-/* t summed over the dims it broadcast from like (a view's shape), then shaped as orig. */
-static pr_Tensor *reduce_to(pr_Runtime *rt, pr_Tensor *t, const pr_Tensor *like,
-                            const pr_Tensor *orig) {
-  pr_Tensor *s = t ? pr_sum_to(rt, t, like) : NULL;
-  pr_Tensor *r = s ? pr_reshape(rt, s, orig->ndim, orig->shape, 0) : NULL;
-  pr_tensor_release(t);
-  pr_tensor_release(s);
-  return r;
-}
-
-/*
-** O = A·V with A the (dropped) softmax of S = scale·Q·Kᵀ: gA = gO·Vᵀ, gV = Aᵀ·gO, gS from the
-** softmax (cpu_attn.c), gQ = gS·K, gK = gSᵀ·Q; the four products are recorded matmuls, each
-** summed back over the dims its operand broadcast over (batch dims, grouped heads).
-*/
-static int sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *q = n->saved[0], *k = n->saved[1], *v = n->saved[2], *pa = n->saved[3];
-  int64_t group = n->args.i[0], sshape[PR_MAX_DIMS], split[PR_MAX_DIMS + 1];
-  int nb = (int)n->args.i[1], drop = (int)n->args.i[2], nd = nb + 2;
-  for (int i = 0; i < nd; i++) sshape[i] = n->args.i[3 + i];
-  double scale = n->args.f[0], p = n->args.f[1];
-  pr_Tensor *qv = NULL, *kv = NULL, *vv = NULL, *gs = NULL, *P = NULL, *A = NULL, *gA = NULL;
-  pr_Tensor *gS = NULL;
-  int rc = PR_ERR;
-  if (group > 1) nd = split_heads(nb, sshape, group, split);
-  else memcpy(split, sshape, sizeof sshape);
-  int64_t numel = pr_numel(pa) / (drop ? 2 : 1), S = sshape[nb + 1];
-  P = contig_view(rt, pa, nd, split, 0);
-  A = P && drop ? contig_view(rt, pa, nd, split, numel) : P ? pr_tensor_retain(P) : NULL;
-  if (A == NULL || attn_views(rt, q, k, v, group, &qv, &kv, &vv) != 0) goto end;
-  if (group > 1) {
-    int64_t gshape[PR_MAX_DIMS + 1];
-    split_heads(nb, g->shape, group, gshape);
-    gs = pr_reshape(rt, g, nd, gshape, 0);
-  } else {
-    gs = pr_tensor_retain((pr_Tensor *)g);
-  }
-  if (gs == NULL || (gA = mm_t(rt, gs, vv, 0, 1)) == NULL) goto end;
-  if ((gS = pr_tensor_new(rt, gA->ndim, gA->shape, PROF_F32, gA->device)) == NULL) goto end;
-  /* per score: the dropout mask (1), gP·P and its row sum (2), the difference, ·P and ·scale (3) */
-  prof_Op work;
-  if (pr_work_begin(rt, &work, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
-                     4 * numel * (2 + drop), 4 * numel) != 0)
-    goto end;
-  if (pr_holds_values(gS))
-    PR_K(gS)->attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
-                                    S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
-  pr_op_close(rt, &work, 0);
-  if (n->inputs[0] != NULL) {
-    /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */
-    int64_t qshape[PR_MAX_DIMS];
-    memcpy(qshape, sshape, sizeof qshape);
-    qshape[nb + 1] = q->shape[q->ndim - 1];
-    pr_Tensor *t = mm_t(rt, gS, kv, 0, 0), *j = t ? pr_reshape(rt, t, nb + 2, qshape, 0) : NULL;
-    pr_tensor_release(t);
-    if ((gin[0] = reduce_to(rt, j, q, q)) == NULL) goto end;
-  }
-  if (n->inputs[1] != NULL && (gin[1] = reduce_to(rt, mm_t(rt, gS, qv, 1, 0), kv, k)) == NULL)
-    goto end;
-  if (n->inputs[2] != NULL && (gin[2] = reduce_to(rt, mm_t(rt, A, gs, 1, 0), vv, v)) == NULL)
-    goto end;
-  rc = 0;
-end:
-  release3(qv, kv, vv);
-  release3(gs, P, A);
-  release3(gA, gS, NULL);
-  return rc;
 }
 
 /*
@@ -208,20 +128,20 @@ static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, cons
   int drop = a->dropout_p > 0, nd = nb + 2;
   int64_t split[PR_MAX_DIMS + 1], osplit[PR_MAX_DIMS + 1];
   if (group > 1) {
-    nd = split_heads(nb, sshape, group, split);
-    split_heads(nb, out->shape, group, osplit);
+    nd = pr_split_heads(nb, sshape, group, split);
+    pr_split_heads(nb, out->shape, group, osplit);
   } else {
     memcpy(split, sshape, sizeof(int64_t) * (size_t)nd);
     memcpy(osplit, out->shape, sizeof(int64_t) * (size_t)nd);
   }
   int64_t numel = pr_numel(pa) / (drop ? 2 : 1);
   pr_Tensor *qv = NULL, *kv = NULL, *vv = NULL, *kt = NULL, *me = NULL;
-  pr_Tensor *P = contig_view(&quiet, pa, nb + 2, sshape, 0);
-  pr_Tensor *Ps = P ? contig_view(&quiet, pa, nd, split, 0) : NULL;
-  pr_Tensor *As = Ps ? contig_view(&quiet, pa, nd, split, drop ? numel : 0) : NULL;
-  pr_Tensor *os = As ? contig_view(&quiet, out, nd, osplit, 0) : NULL;
+  pr_Tensor *P = pr_contig_view(&quiet, pa, nb + 2, sshape, 0);
+  pr_Tensor *Ps = P ? pr_contig_view(&quiet, pa, nd, split, 0) : NULL;
+  pr_Tensor *As = Ps ? pr_contig_view(&quiet, pa, nd, split, drop ? numel : 0) : NULL;
+  pr_Tensor *os = As ? pr_contig_view(&quiet, out, nd, osplit, 0) : NULL;
   int rc = PR_ERR;
-  if (os == NULL || attn_views(&quiet, q, k, v, group, &qv, &kv, &vv) != 0) goto end;
+  if (os == NULL || pr_attn_views(&quiet, q, k, v, group, &qv, &kv, &vv) != 0) goto end;
   if ((kt = pr_transpose(&quiet, kv, -2, -1)) == NULL) goto end;
   if (a->attn_mask != NULL && (me = pr_expand(&quiet, a->attn_mask, nb + 2, sshape)) == NULL)
     goto end;
@@ -230,9 +150,9 @@ static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, cons
   rc = PR_K(os)->batched_mm(rt, As, vv, os, 1.0f, 0.0f);
 end:
   if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
-  release3(qv, kv, vv);
-  release3(kt, me, P);
-  release3(Ps, As, os);
+  pr_release3(qv, kv, vv);
+  pr_release3(kt, me, P);
+  pr_release3(Ps, As, os);
   return rc;
 }
 
@@ -264,7 +184,7 @@ static pr_Tensor *sdpa_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
   }
   if (grad) {
     const pr_Tensor *in[3] = {q, k, v};
-    pr_Node *n = pr_node_attach(rt, out, sdpa_backward, name, 3, in);
+    pr_Node *n = pr_node_attach(rt, out, PR_BW_SDPA, name, 3, in);
     if (n == NULL) {
       pr_tensor_release(pa);
       pr_tensor_release(out);
@@ -442,11 +362,11 @@ static int packed_results(pr_Runtime *rt, prof_Op *op, const pr_Tensor *x, int o
   if (pr_op_open(rt, op, on, oshape, x->dtype) != 0) return PR_ERR;
   *R = pr_tensor_new(rt, 1, &total, x->dtype, x->device);
   if (*R == NULL) return pr_op_close(rt, op, PR_ERR);
-  views[0] = contig_view(rt, *R, on, oshape, 0);
-  views[1] = views[0] ? contig_view(rt, *R, hn, hshape, n0) : NULL;
-  views[2] = views[1] && lstm ? contig_view(rt, *R, hn, hshape, n0 + n1) : NULL;
+  views[0] = pr_contig_view(rt, *R, on, oshape, 0);
+  views[1] = views[0] ? pr_contig_view(rt, *R, hn, hshape, n0) : NULL;
+  views[2] = views[1] && lstm ? pr_contig_view(rt, *R, hn, hshape, n0 + n1) : NULL;
   if (views[1] != NULL && (!lstm || views[2] != NULL)) return 0;
-  release3(views[0], views[1], views[2]);
+  pr_release3(views[0], views[1], views[2]);
   pr_tensor_release(*R);
   return pr_op_close(rt, op, PR_ERR);
 }
@@ -506,7 +426,7 @@ pr_Tensor *pr_rnn_weighted(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *
   pr_op_close(rt, &op, rc);
   pr_tensor_release(R);
   if (rc != 0) {
-    release3(v[0], v[1], v[2]);
+    pr_release3(v[0], v[1], v[2]);
     return NULL;
   }
   *h_n = v[1];

@@ -2,54 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
-
-/* {====================== gradients of views and copies ======================} */
-
-/* How a view's gradient goes back to its input: the kinds of shape change. */
-enum { VK_RESHAPE, VK_PERMUTE, VK_EXPAND, VK_SELECT, VK_NARROW, VK_CAST };
-
-/* A zero tensor shaped like x with g written into the part of it a select/narrow took. */
-static pr_Tensor *scatter_back(pr_Runtime *rt, const pr_Tensor *x, const pr_Node *n,
-                               const pr_Tensor *g) {
-  pr_Tensor *gx = pr_tensor_new(rt, x->ndim, x->shape, g->dtype, g->device);
-  if (gx == NULL) return NULL;
-  int dim = (int)n->args.i[1];
-  pr_Tensor *part = n->args.i[0] == VK_SELECT ? pr_select(rt, gx, dim, n->args.i[2])
-                                              : pr_narrow(rt, gx, dim, n->args.i[2], g->shape[dim]);
-  if (part == NULL || PR_K(part)->copy_into(rt, part, g) != 0) {
-    pr_tensor_release(part);
-    pr_tensor_release(gx);
-    return NULL;
-  }
-  pr_tensor_release(part);
-  return gx;
-}
-
-static int view_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  const pr_Tensor *x = n->saved[0];
-  int inv[PR_MAX_DIMS];
-  switch (n->args.i[0]) {
-    case VK_RESHAPE:
-      gin[0] = pr_reshape(rt, g, x->ndim, x->shape, 0);
-      break;
-    case VK_PERMUTE:
-      for (int i = 0; i < x->ndim; i++) inv[n->args.i[1 + i]] = i;
-      gin[0] = pr_permute(rt, g, x->ndim, inv);
-      break;
-    case VK_EXPAND:
-      gin[0] = pr_sum_to(rt, g, x);
-      break;
-    case VK_SELECT:
-    case VK_NARROW:
-      gin[0] = scatter_back(rt, x, n, g);
-      break;
-    case VK_CAST:
-      gin[0] = pr_to(rt, g, x->dtype, x->device);
-      break;
-  }
-  return gin[0] != NULL ? 0 : PR_ERR;
-}
+#include "backward.h"
 
 /*
 ** Records a view or copy of x and, when x needs a gradient, attaches its backward. The node keeps
@@ -58,7 +11,7 @@ static int view_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
 static pr_Tensor *shape_grad(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, int vk,
                              const int64_t *args, int nargs) {
   if (out == NULL || !pr_needs_grad(rt, x, NULL, NULL)) return out;
-  pr_Node *n = pr_node_attach(rt, out, view_backward, "view", 1, &x);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_VIEW, "view", 1, &x);
   if (n == NULL) {
     pr_tensor_release(out);
     return NULL;
@@ -124,12 +77,12 @@ static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const in
 
 /* Views cost nothing; they are still recorded so the activity view can show them. */
 static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
-  return shape_result(rt, x, v, PROF_OP_VIEW, VK_RESHAPE, NULL, 0);
+  return shape_result(rt, x, v, PROF_OP_VIEW, PR_VK_RESHAPE, NULL, 0);
 }
 
 /* A copy in the same element order (contiguous, reshape of a strided tensor), values included. */
 static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape) {
-  return copy_op(rt, x, ndim, shape, x->dtype, x->device, VK_RESHAPE);
+  return copy_op(rt, x, ndim, shape, x->dtype, x->device, PR_VK_RESHAPE);
 }
 
 pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
@@ -243,7 +196,7 @@ pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *d
     perm[i] = d;
   }
   return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
-                      VK_PERMUTE, perm, ndim);
+                      PR_VK_PERMUTE, perm, ndim);
 }
 
 pr_Tensor *pr_transpose(pr_Runtime *rt, const pr_Tensor *x, int d0, int d1) {
@@ -313,7 +266,7 @@ pr_Tensor *pr_expand(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t
     stride[i] = (j >= 0 && have == want) ? x->stride[j] : 0;
   }
   return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
-                      VK_EXPAND, NULL, 0);
+                      PR_VK_EXPAND, NULL, 0);
 }
 
 pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index) {
@@ -334,7 +287,7 @@ pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index)
   }
   int64_t args[2] = {d, i};
   return shape_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset + i * x->stride[d]),
-                      PROF_OP_VIEW, VK_SELECT, args, 2);
+                      PROF_OP_VIEW, PR_VK_SELECT, args, 2);
 }
 
 pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start, int64_t len) {
@@ -351,42 +304,21 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
   shape[d] = len;
   int64_t args[2] = {d, s};
   return shape_result(rt, x, pr_tensor_view(rt, x, x->ndim, shape, x->stride, x->offset + s * x->stride[d]),
-                      PROF_OP_VIEW, VK_NARROW, args, 2);
+                      PROF_OP_VIEW, PR_VK_NARROW, args, 2);
 }
 
-/* {====================== cat and stack: values and gradients ======================} */
-
-
-/* Each input's gradient is its slice of g: a narrow (cat) or a select (stack) view. */
-static int join_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
-  int d = (int)n->args.i[0], stacked = (int)n->args.i[1];
-  int64_t start = 0;
-  for (int i = 0; i < n->n_inputs; i++) {
-    int64_t len = n->args.i[2 + i];
-    if (n->inputs[i] != NULL) {
-      gin[i] = stacked ? pr_select(rt, g, d, start) : pr_narrow(rt, g, d, start, len);
-      if (gin[i] == NULL) {
-        while (i-- > 0) {
-          pr_tensor_release(gin[i]);
-          gin[i] = NULL;
-        }
-        return PR_ERR;
-      }
-    }
-    start += len;
-  }
-  return 0;
-}
+/* {====================== cat and stack: values and nodes ======================} */
 
 /*
-** Attaches join_backward to target for m parts of the given sizes along d. A node holds at most
-** PR_NODE_MAX inputs, so more parts are grouped under shape-only (meta) stand-ins of their joined
-** shape, each with its own node: the gradient is sliced down a tree, and nothing is copied.
+** Attaches a cat/stack node (PR_BW_JOIN) to target for m parts of the given sizes along d. A node
+** holds at most PR_NODE_MAX inputs, so more parts are grouped under shape-only (meta) stand-ins
+** of their joined shape, each with its own node: the gradient is sliced down a tree, and nothing
+** is copied.
 */
 static int join_attach(pr_Runtime *rt, pr_Tensor *target, const pr_Tensor *const *parts,
                        const int64_t *sizes, int m, int d, int stacked) {
   if (m <= PR_NODE_MAX) {
-    pr_Node *node = pr_node_attach(rt, target, join_backward, stacked ? "stack" : "cat", m, parts);
+    pr_Node *node = pr_node_attach(rt, target, PR_BW_JOIN, stacked ? "stack" : "cat", m, parts);
     if (node == NULL) return PR_ERR;
     node->args.i[0] = d;
     node->args.i[1] = stacked;
@@ -484,7 +416,7 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
   if (device != x->device && (!to->holds_values || !pr_holds_values(x)))
     return pr_fail(rt, "to: cannot move a tensor between %s and %s (%s tensors have no values)",
                    x->be->name, to->name, to->holds_values ? x->be->name : to->name);
-  return copy_op(rt, x, x->ndim, x->shape, dtype, device, VK_CAST);
+  return copy_op(rt, x, x->ndim, x->shape, dtype, device, PR_VK_CAST);
 }
 
 /* {====================== chunk, split, stack ======================} */

@@ -76,14 +76,19 @@ struct pr_Runtime {
   char err[512];
 };
 
-/* {====================== tensors (tensor.c) ======================} */
+/* {====================== the runtime (runtime.c) ======================} */
 
 /* Sets the runtime's defaults: devices meta, cpu and cuda registered, meta default, float32, no
    recorder. */
 void pr_runtime_init(pr_Runtime *rt);
 
+/* {====================== errors (rt_error.c) ======================} */
+
 /* Formats rt->err and returns PR_ERR (or NULL through the pointer-returning ops). */
 int pr_error(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets rt->err and returns NULL, for ops that return tensors. */
+pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* {====================== the device registry (device.c) ======================} */
 
@@ -102,6 +107,8 @@ const pr_Backend *pr_device_backend(const pr_Runtime *rt, int device);
 
 /* The device names for messages: "meta, cpu or cuda" into buf; returns buf. */
 const char *pr_device_list(const pr_Runtime *rt, char *buf, size_t size);
+
+/* {====================== tensors (tensor.c) ======================} */
 
 /*
 ** A new contiguous tensor with refs = 1 (a device that holds values: zero-filled storage of
@@ -143,14 +150,13 @@ int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
 /* Ends op on the recorder (rt->rec must be set). */
 void pr_op_ended(pr_Runtime *rt, prof_Op *op);
 
-/* {====================== helpers for op implementations (op_util.c) ======================} */
-
-/* Sets rt->err and returns NULL, for ops that return tensors. */
-pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* {====================== helpers for kernels (kernel_util.c) ======================} */
 
 /* A contiguous copy of t on its device (its backend's contiguous kernel) when t is not
    contiguous, else t retained; an internal buffer, not an op. NULL with rt->err set. */
 pr_Tensor *pr_contiguous_data(pr_Runtime *rt, const pr_Tensor *t);
+
+/* {====================== helpers for op implementations (op_util.c) ======================} */
 
 /* Fails (PR_ERR) unless every non-NULL tensor shares a's device and dtype. */
 int pr_check_same(pr_Runtime *rt, const char *op, const pr_Tensor *a, const pr_Tensor *b,
@@ -204,7 +210,8 @@ const char *pr_dims_str(int n, const int64_t *dims, char *buf, size_t size);
 int pr_broadcast_shapes(pr_Runtime *rt, const char *op, int na, const int64_t *a, int nb,
                         const int64_t *b, int *n, int64_t *shape);
 
-/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward). */
+/* Sum of t over the leading/broadcast dims so that it has shape like (for broadcast backward);
+   ops_reduce.c, since it is a reduce and a reshape. */
 pr_Tensor *pr_sum_to(pr_Runtime *rt, const pr_Tensor *t, const pr_Tensor *like);
 
 /* Uniform doubles in [0, 1) and standard normals from the runtime's generator (random.c). */
@@ -212,9 +219,32 @@ double pr_rand_uniform(pr_Runtime *rt);
 double pr_rand_normal(pr_Runtime *rt);
 void pr_manual_seed(pr_Runtime *rt, uint64_t seed);
 
-/* {====================== autograd (autograd.c) ======================} */
+/* {====================== autograd (autograd.c, autograd_engine.c) ======================} */
 
 #define PR_NODE_MAX 4
+
+/*
+** Which backward a node runs: one id per backward function (ops_*_backward.c). A node records the
+** id and the engine finds the function in autograd_table.c, so forward code never references
+** backward code (which calls forward ops of any family).
+*/
+typedef enum pr_BackwardId {
+  PR_BW_NONE = 0,              /* the graph's saved tensors were freed */
+  PR_BW_BINARY, PR_BW_UNARY, PR_BW_PRELU, PR_BW_SOFTMAX,     /* ops_pointwise_backward.c */
+  PR_BW_REDUCE,                                              /* ops_reduce_backward.c */
+  PR_BW_VIEW, PR_BW_JOIN,                                    /* ops_shape_backward.c */
+  PR_BW_SELECT, PR_BW_TRIANGLE,                              /* ops_select_backward.c */
+  PR_BW_MATMUL, PR_BW_ADDMM,                                 /* ops_linalg_backward.c */
+  PR_BW_LINEAR,                                              /* ops_dense_backward.c */
+  PR_BW_EINSUM,                                              /* ops_einsum_backward.c */
+  PR_BW_CONV, PR_BW_CONV_TRANSPOSE, PR_BW_POOL,              /* ops_conv_backward.c */
+  PR_BW_NORM, PR_BW_EMBEDDING, PR_BW_DROPOUT,                /* ops_norm_backward.c */
+  PR_BW_CLASS_LOSS, PR_BW_MSE_LOSS,                          /* ops_loss_backward.c */
+  PR_BW_INTERPOLATE,                                         /* ops_resample_backward.c */
+  PR_BW_SDPA,                                                /* ops_sequence_backward.c */
+  PR_BW_RNN, PR_BW_RNN_PACK, PR_BW_RNN_UNPACK,               /* ops_rnn_backward.c */
+  PR_BW_COUNT
+} pr_BackwardId;
 
 /*
 ** The backward of one op: given g, the gradient of the node's output, sets gin[i] to a new tensor
@@ -232,7 +262,7 @@ typedef struct pr_NodeArgs {
 
 struct pr_Node {
   int64_t refs;
-  pr_BackwardFn backward;
+  int32_t backward;            /* a pr_BackwardId */
   const char *name;            /* "linear", for messages */
   int32_t module;              /* innermost profiled module when the forward ran, else -1 */
   int32_t n_inputs;
@@ -251,8 +281,8 @@ int pr_needs_grad(const pr_Runtime *rt, const pr_Tensor *a, const pr_Tensor *b, 
 ** becomes a non-leaf that requires grad. Returns the node (owned by out) for saving tensors and
 ** arguments, or NULL when out of memory (rt->err set; out is then left without a gradient).
 */
-pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, pr_BackwardFn backward, const char *name,
-                        int n, const pr_Tensor *const *inputs);
+pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, int backward, const char *name, int n,
+                        const pr_Tensor *const *inputs);
 
 /* Saves t for the backward (a new reference, or a storage-sharing view when t is out itself). */
 void pr_node_save(pr_Node *n, int slot, pr_Tensor *t);
@@ -260,6 +290,10 @@ void pr_node_save(pr_Node *n, int slot, pr_Tensor *t);
 /* Saves only t's shape and dtype (a meta twin), for backwards that read no values. */
 void pr_node_save_shape(pr_Runtime *rt, pr_Node *n, int slot, const pr_Tensor *t);
 
+/* Node lifetimes live with tensors' (tensor.c): a tensor owns its grad_fn, a node its inputs.
+   pr_node_clear drops what only the backward needed (inputs, saved tensors, gradient); the node
+   stays linked for messages. */
+void pr_node_clear(pr_Node *n);
 void pr_node_release(pr_Node *n);   /* NULL-safe */
 
 /*
@@ -269,6 +303,9 @@ void pr_node_release(pr_Node *n);   /* NULL-safe */
 ** phase "backward". Unless retain_graph, the graph's saved tensors are released afterwards.
 */
 int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_graph);
+
+/* The backward function of an id other than PR_BW_NONE (autograd_table.c). */
+pr_BackwardFn pr_backward_fn(int id);
 
 #include "plans.h"
 #include "kernels.h"

@@ -1,33 +1,10 @@
-/* tensor.c — tensor metadata, storage from the device's backend, views; reference counted, owned by C. */
-#include <stdarg.h>
+/* tensor.c — tensors (metadata, storage from the device's backend, views) and their backward nodes:
+   both lifetimes, since a tensor owns its grad_fn and a node owns tensors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime.h"
-
-void pr_runtime_init(pr_Runtime *rt) {
-  memset(rt, 0, sizeof *rt);
-  rt->default_device = PR_SHAPES_DEVICE;
-  rt->default_dtype = PROF_F32;
-  rt->grad_enabled = 1;
-  rt->home = rt;                /* copies of rt (internal quiet runtimes) count into this one */
-  pr_device_register(rt, pr_backend_meta());   /* PR_SHAPES_DEVICE */
-  rt->host_device = pr_device_register(rt, pr_backend_cpu());
-  pr_device_register(rt, pr_backend_cuda());
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  rt->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
-  pr_manual_seed(rt, 0);
-}
-
-int pr_error(pr_Runtime *rt, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(rt->err, sizeof rt->err, fmt, ap);
-  va_end(ap);
-  return PR_ERR;
-}
 
 static pr_Tensor *alloc_tensor(pr_Runtime *rt) {
   pr_Tensor *t = calloc(1, sizeof *t);
@@ -158,6 +135,23 @@ void pr_tensor_release(pr_Tensor *t) {
   pr_tensor_release(t->grad);
   if (t->storage && --t->storage->refs == 0) storage_free(t->storage);
   free(t);
+}
+
+void pr_node_clear(pr_Node *n) {
+  for (int i = 0; i < PR_NODE_MAX; i++) {
+    pr_tensor_release(n->inputs[i]);
+    pr_tensor_release(n->saved[i]);
+    n->inputs[i] = n->saved[i] = NULL;
+  }
+  pr_tensor_release(n->grad);
+  n->grad = NULL;
+  n->backward = PR_BW_NONE;
+}
+
+void pr_node_release(pr_Node *n) {
+  if (n == NULL || --n->refs > 0) return;
+  pr_node_clear(n);
+  free(n);
 }
 
 int64_t pr_numel(const pr_Tensor *t) {
