@@ -67,6 +67,14 @@ pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc) {
   return NULL;
 }
 
+const char *pr_backward_name(pr_Runtime *rt, const char *forward) {
+  if (rt->rec == NULL) return "backward";
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s_backward", forward);
+  const char *name = prof_intern(rt->rec, buf);
+  return name != NULL ? name : "backward";
+}
+
 int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, int64_t flops,
                   int64_t bytes_read, int64_t bytes_written) {
   memset(op, 0, sizeof *op);

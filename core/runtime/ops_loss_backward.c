@@ -22,10 +22,8 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   if (p.nll) flops = rows;
   else if (p.soft) flops = numel * (5 + (gin[1] ? 3 : 0));
   else flops = numel * (p.smoothing > 0 ? 7 : 3);
-  char name[48];
-  snprintf(name, sizeof name, "%s_backward", n->name);
   prof_Op work;
-  if (pr_work_begin(rt, &work, name, 0, flops,
+  if (pr_work_begin(rt, &work, pr_backward_name(rt, n->name), 0, flops,
                     4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
                         (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
                     4 * (numel + (gin[1] ? numel : 0))) != 0)

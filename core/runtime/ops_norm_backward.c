@@ -33,10 +33,8 @@ int pr_norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
   int64_t flops = norm_backward_flops(&p, input_stats, gin[0] != NULL, w != NULL, gin[1] != NULL,
                                       gin[2] != NULL);
   int64_t wrote = (gin[0] ? numel : 0) + (gin[1] ? p.C : 0) + (gin[2] ? p.C : 0);
-  char name[48];
-  snprintf(name, sizeof name, "%s_backward", n->name);
   prof_Op work;
-  if (pr_work_begin(rt, &work, name, 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
+  if (pr_work_begin(rt, &work, pr_backward_name(rt, n->name), 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
                     es * wrote) != 0)
     return PR_ERR;
   return pr_op_close(rt, &work, PR_K(x)->norm_backward(rt, &p, x, g, w, mean, rstd, input_stats,

@@ -76,9 +76,7 @@ static int record_bptt(pr_Runtime *rt, prof_Op *work, const pr_RnnPlan *p, const
         return PR_ERR;
       flops += rows * (2 * cell * p->H + (want_w && p->bias ? 2 * G : 0));
     }
-  char buf[48];
-  snprintf(buf, sizeof buf, "%s_backward", name);
-  return pr_work_begin(rt, work, buf, 0, flops, bytes_read, bytes_written);
+  return pr_work_begin(rt, work, pr_backward_name(rt, name), 0, flops, bytes_read, bytes_written);
 }
 
 static pr_RnnPlan plan_of(const pr_Node *n) {

@@ -184,6 +184,10 @@ pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc);
 /* An op without a kernel (a view, an identity): opens and closes op around out at once; on
    failure releases out and returns NULL. */
 pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
+/* "<forward>_backward" as a name the recorder keeps (interned in its session: an op's name must
+   outlive the op's event); "backward" when nothing records. */
+const char *pr_backward_name(pr_Runtime *rt, const char *forward);
+
 /* The fused backward work a kernel does beyond its ops, bracketed the same way: a custom op of
    these counts opened by pr_work_begin (PR_ERR: rejected, nothing open). pr_op_close closes an
    op opened by either pr_work_begin or pr_op_open and returns rc. */

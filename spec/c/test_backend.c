@@ -366,11 +366,51 @@ static void test_registry(void) {
   T_EQ_INT(rt.live_bytes, 0);
 }
 
+/* Writes over depth KiB of the stack below the caller. */
+__attribute__((noinline)) static void clobber_stack(int depth) {
+  volatile char buf[1024];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = 'x';
+  if (depth > 0) clobber_stack(depth - 1);
+  (void)buf[0];
+}
+
+/* A fused backward's event is named "<forward>_backward"; the name must stay readable after the
+   backward returned (it once pointed into the backward's stack frame). */
+static void test_fused_backward_names_outlive_the_op(void) {
+  pr_Runtime rt;
+  pr_runtime_init(&rt);
+  int cpu = pr_device_parse(&rt, "cpu");
+  prof_State *S = prof_new(NULL, NULL);
+  T_CHECK(S != NULL && prof_set_event_capacity(S, 256) == PROF_OK && prof_start(S) == PROF_OK);
+  int64_t xs[2] = {2, 4}, last[1] = {4};
+  pr_Tensor *x = values(&rt, 2, xs, cpu, 0.3, 1);
+  rt.rec = S;
+  rt.grad_enabled = 1;
+  pr_Tensor *y = pr_layer_norm(&rt, x, 1, last, NULL, NULL, 1e-5);
+  pr_Tensor *loss = y ? pr_reduce(&rt, PROF_OP_SUM, y, 0, NULL, 0, 0) : NULL;
+  T_CHECK(loss != NULL && pr_backward(&rt, loss, NULL, 0) == 0);
+  clobber_stack(16);                   /* write over the stack the backward ran on */
+  prof_stop(S);
+  int found = 0;
+  for (int64_t i = 0; i < prof_event_count(S); i++) {
+    prof_Event e = {.size = sizeof e};
+    prof_event_at(S, i, &e);
+    if (e.kind == PROF_EVENT_OP && strcmp(e.name, "layer_norm_backward") == 0) found++;
+  }
+  T_EQ_INT(found, 1);
+  rt.rec = NULL;
+  pr_tensor_release(loss);
+  pr_tensor_release(y);
+  pr_tensor_release(x);
+  prof_close(S);
+}
+
 int main(void) {
   T_RUN(test_mlp_counting);
   T_RUN(test_conv_counting);
   T_RUN(test_cross_device);
   T_RUN(test_op_event_bytes);
+  T_RUN(test_fused_backward_names_outlive_the_op);
   T_RUN(test_registry);
   return T_DONE();
 }
