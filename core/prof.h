@@ -324,7 +324,7 @@ typedef struct prof_Op {
   int64_t bytes_read, bytes_written;
   /* outputs of prof_op_begin / prof_op_end */
   uint64_t correlation;        /* unique within the session; CUPTI's external correlation id */
-  int64_t t_begin_ns, t_end_ns;
+  int64_t t_begin_ticks, t_end_ticks;     /* the recorder's clock; buffered events carry ns */
   int64_t bytes_allocated, bytes_freed;   /* reported by prof_mem_* while the op was open */
 } prof_Op;
 

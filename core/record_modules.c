@@ -69,7 +69,7 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   if (!profR_active(S)) return;
   if (f->counted) slot->incl[f->phase].calls++;
   f->start = R->totals[f->phase];
-  f->t0 = profI_now_ns();
+  f->t0 = profC_ticks(&S->clock);
 }
 
 /* Closes the innermost frame. Its rule runs (without operands) unless apply_rule ran it, or the
@@ -105,7 +105,7 @@ void prof_module_exit(prof_State *S, prof_ModuleId id) {
   if (k != R->sp - 1)
     profR_sticky(R, PROF_ERRSTATE, "prof_module_exit: inner modules left open", id);
   int active = profR_active(S);
-  int64_t now = active ? profI_now_ns() : 0;
+  int64_t now = active ? profC_ticks(&S->clock) : 0;
   while (R->sp > k) close_frame(R, now, active, R->sp - 1 != k);
 }
 

@@ -14,8 +14,8 @@ static void push_op(profR_Recorder *R, const prof_Op *op) {
   e->op_kind = (int16_t)op->kind;
   e->device = op->device;
   e->correlation = op->correlation;
-  e->t_begin = op->t_begin_ns;
-  e->t_end = op->t_end_ns;
+  e->t_begin = op->t_begin_ticks;
+  e->t_end = op->t_end_ticks;
   e->macs = op->macs;
   e->flops = op->flops;
   e->bytes_read = op->bytes_read;
@@ -35,7 +35,7 @@ int prof_op_record(prof_State *S, prof_Op *op) {
   profR_add(R, profR_attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
   if (R->cap_events > 0) {
     op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
-    op->t_begin_ns = op->t_end_ns = profI_now_ns();
+    op->t_begin_ticks = op->t_end_ticks = profC_ticks(&S->clock);
     op->bytes_allocated = op->bytes_freed = 0;
     push_op(R, op);
   }
@@ -44,7 +44,7 @@ int prof_op_record(prof_State *S, prof_Op *op) {
 
 int prof_op_begin(prof_State *S, prof_Op *op) {
   op->correlation = 0;
-  op->t_begin_ns = op->t_end_ns = 0;
+  op->t_begin_ticks = op->t_end_ticks = 0;
   op->bytes_allocated = op->bytes_freed = 0;
   if (!profR_active(S)) return PROF_OK;
   if (op->kind != PROF_OP_CUSTOM) {
@@ -55,7 +55,7 @@ int prof_op_begin(prof_State *S, prof_Op *op) {
   if (R == NULL) return PROF_OK;
   /* unique within the session without a shared counter: the thread's index in the high bits */
   op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
-  if (R->cap_events > 0) op->t_begin_ns = profI_now_ns();
+  if (R->cap_events > 0) op->t_begin_ticks = profC_ticks(&S->clock);
   if (R->op_depth < PROF_OP_NEST_MAX) R->open_ops[R->op_depth] = op;
   R->op_depth++;
   return PROF_OK;
@@ -69,7 +69,7 @@ void prof_op_end(prof_State *S, prof_Op *op) {
   if (R->suppress > 0) return;
   profR_add(R, profR_attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
   if (R->cap_events > 0) {
-    op->t_end_ns = profI_now_ns();
+    op->t_end_ticks = profC_ticks(&S->clock);
     push_op(R, op);
   }
 }
@@ -99,7 +99,7 @@ static void memory_event(profR_Recorder *R, int32_t device, int64_t delta, int64
   const prof_Op *op = open_op(R);
   e->device = device;
   e->correlation = op != NULL ? op->correlation : 0;
-  e->t_begin = e->t_end = profI_now_ns();
+  e->t_begin = e->t_end = profC_ticks(&R->S->clock);
   e->value = delta;
   e->total = live;
 }

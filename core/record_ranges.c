@@ -12,7 +12,7 @@ void prof_range_push(prof_State *S, const char *name) {
   profR_Range *r = &R->ranges[R->n_ranges++];
   r->name = name;
   r->module = profR_attr_node(R);
-  r->t0 = profI_now_ns();
+  r->t0 = profC_ticks(&S->clock);
 }
 
 void prof_range_pop(prof_State *S) {
@@ -23,7 +23,7 @@ void prof_range_pop(prof_State *S) {
     profR_sticky(R, PROF_ERRSTATE, "prof_range_pop: no range is open", profR_attr_node(R));
     return;
   }
-  int64_t now = profI_now_ns();
+  int64_t now = profC_ticks(&S->clock);
   const profR_Range *r = &R->ranges[--R->n_ranges];
   profR_Event *e = profR_push(R, PROF_EVENT_RANGE, r->name);
   if (e == NULL) return;
@@ -37,7 +37,7 @@ void prof_instant(prof_State *S, const char *name) {
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   profR_Event *e = profR_push(R, PROF_EVENT_INSTANT, name);
-  if (e != NULL) e->t_begin = e->t_end = profI_now_ns();
+  if (e != NULL) e->t_begin = e->t_end = profC_ticks(&S->clock);
 }
 
 void prof_counter(prof_State *S, const char *name, int64_t value) {
@@ -46,6 +46,6 @@ void prof_counter(prof_State *S, const char *name, int64_t value) {
   if (R == NULL) return;
   profR_Event *e = profR_push(R, PROF_EVENT_COUNTER, name);
   if (e == NULL) return;
-  e->t_begin = e->t_end = profI_now_ns();
+  e->t_begin = e->t_end = profC_ticks(&S->clock);
   e->value = value;
 }

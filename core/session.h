@@ -5,13 +5,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "clock.h"
 #include "prof_internal.h"
 
 /* One phase's counters of one module (or of the whole session). */
 typedef struct profT_Acc {
   int64_t calls;
   int64_t macs, flops, bytes_read, bytes_written;
-  int64_t time_ns;
+  int64_t time_ns;             /* ticks in a recorder (clock.h); nanoseconds in the snapshot */
 } profT_Acc;
 
 /*
@@ -48,7 +49,7 @@ typedef struct profT_Frame {
   uint8_t ruled;               /* a flop rule counts this call (forward of a rule module) */
   uint8_t rule_done;           /* prof_module_apply_rule already ran for this call */
   uint8_t phase;
-  int64_t t0;
+  int64_t t0;                  /* ticks (clock.h) */
   profT_Acc start;             /* running totals of phase at enter */
 } profT_Frame;
 
@@ -61,7 +62,7 @@ typedef struct profR_Event {
   int32_t device;
   const char *name;            /* static, or interned by the session */
   uint64_t correlation;
-  int64_t t_begin, t_end;
+  int64_t t_begin, t_end;      /* ticks: prof_event_at gives them as nanoseconds */
   int64_t macs, flops, bytes_read, bytes_written;
   int64_t bytes_allocated, bytes_freed;
   int64_t value, total;
@@ -137,6 +138,7 @@ struct prof_State {
   int64_t serial;              /* tells this session from an earlier one at the same address */
   prof_Conventions conv;
   atomic_int active;
+  profC_Clock clock;           /* what recorders stamp with, and its mapping to nanoseconds */
   int64_t event_capacity;      /* events per recorder; 0: only running totals */
   int memory_events;           /* buffer every allocation and free */
   /* live and peak bytes per device (PROF_DEVICE_CPU, PROF_DEVICE_CUDA): atomics, not locks */

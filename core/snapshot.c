@@ -58,6 +58,13 @@ int prof_snapshot(prof_State *S) {
     snap->dropped += R->dropped;
   }
   pthread_mutex_unlock(&S->lock);
+  /* recorders count time in ticks; the snapshot holds nanoseconds */
+  profC_calibrate(&S->clock);
+  for (int32_t k = 0; k < n; k++)
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      snap->modules[k].incl[p].time_ns = profC_dur_ns(&S->clock, snap->modules[k].incl[p].time_ns);
+      snap->modules[k].self[p].time_ns = profC_dur_ns(&S->clock, snap->modules[k].self[p].time_ns);
+    }
   /* Children have larger ids than their parents, so one backward pass sees every child final
      before its parent. A module never called itself (a ModuleList, a ModuleDict) still holds its
      children: its inclusive counts and time are theirs, summed, as DeepSpeed's recursion gives. */
@@ -158,13 +165,15 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   }
   if (R == NULL) return PROF_ERRARG;
   const profR_Event *e = &R->events[i];
+  const profC_Clock *c = &S->clock;
   prof_Event ev = {
       .size = sizeof ev, .kind = (prof_EventKind)e->kind, .name = e->name, .op_kind = e->op_kind,
       .module = e->module, .thread = R->index, .phase = (prof_Phase)e->phase,
-      .device = e->device, .correlation = e->correlation, .t_begin_ns = e->t_begin,
-      .t_end_ns = e->t_end, .macs = e->macs, .flops = e->flops, .bytes_read = e->bytes_read,
-      .bytes_written = e->bytes_written, .bytes_allocated = e->bytes_allocated,
-      .bytes_freed = e->bytes_freed, .value = e->value, .total = e->total};
+      .device = e->device, .correlation = e->correlation, .t_begin_ns = profC_ns(c, e->t_begin),
+      .t_end_ns = profC_ns(c, e->t_end), .macs = e->macs, .flops = e->flops,
+      .bytes_read = e->bytes_read, .bytes_written = e->bytes_written,
+      .bytes_allocated = e->bytes_allocated, .bytes_freed = e->bytes_freed, .value = e->value,
+      .total = e->total};
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
   memcpy(out, &ev, size);
   out->size = size;

@@ -28,6 +28,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->first_root = S->last_root = -1;
   atomic_init(&S->active, 0);
   atomic_init(&S->n_nodes, 0);
+  profC_init(&S->clock);
   for (int d = 0; d < 2; d++) {
     atomic_init(&S->mem_live[d], 0);
     atomic_init(&S->mem_peak[d], 0);
@@ -97,6 +98,7 @@ int prof_start(prof_State *S) {
   int rc = profR_resize_events(S);
   if (rc != PROF_OK) return rc;
   prof_reset(S);
+  profC_start(&S->clock);
   atomic_store(&S->active, 1);
   return PROF_OK;
 }

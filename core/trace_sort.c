@@ -73,9 +73,10 @@ int profX_order(prof_State *S, profX_Order *o) {
     if ((rc = add_run(S, o, i, R->index)) != PROF_OK) goto end;
     for (int64_t j = 0; j < R->n_events && i < n; j++, i++) {
       const profR_Event *e = &R->events[j];
-      int64_t end = e->t_end < e->t_begin ? e->t_begin : e->t_end;
-      o->keys[i] = (profX_Key){.begin = e->t_begin, .end = end, .index = i};
-      if (e->t_begin < o->min_begin) o->min_begin = e->t_begin;
+      int64_t begin = profC_ns(&S->clock, e->t_begin), end = profC_ns(&S->clock, e->t_end);
+      if (end < begin) end = begin;
+      o->keys[i] = (profX_Key){.begin = begin, .end = end, .index = i};
+      if (begin < o->min_begin) o->min_begin = begin;
       if (end > o->max_end) o->max_end = end;
     }
     o->runs[o->n_runs - 1].end = i;
