@@ -9,7 +9,7 @@
 #include "prof_internal.h"
 
 /* Creates the directories above path, as DeepSpeed does for its output_file. */
-static int make_parents(prof_State *S, const char *path) {
+int profI_make_parents(prof_State *S, const char *path) {
   char dir[4096];
   size_t n = strlen(path);
   if (n >= sizeof dir) return profI_error(S, PROF_ERRIO, "%s: path too long", path);
@@ -27,7 +27,7 @@ static int make_parents(prof_State *S, const char *path) {
 
 int prof_write_file_atomic(prof_State *S, const char *path, const char *data, size_t len) {
   char tmp[4096];
-  if (make_parents(S, path) != PROF_OK) return PROF_ERRIO;
+  if (profI_make_parents(S, path) != PROF_OK) return PROF_ERRIO;
   int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   if (n < 0 || (size_t)n >= sizeof tmp)
     return profI_error(S, PROF_ERRIO, "%s: path too long", path);

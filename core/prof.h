@@ -509,14 +509,16 @@ PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
 
 /*
 ** The peak of bytes live on device (PROF_DEVICE_*) since prof_start, over every thread (an
-** allocation on one thread and its free on another balance).
+** allocation on one thread and its free on another balance). Tracked while memory events are on
+** (prof_set_memory_events), as torch's profile_memory; 0 otherwise.
 */
 PROF_API int64_t prof_memory_peak(const prof_State *S, int32_t device);
 
 /*
-** With on, every prof_mem_alloc/free while the session is active is also buffered as a
-** PROF_EVENT_MEMORY event (attributed to the open op and module); off (the default) keeps only the
-** totals and the open op's bytes. [may fail: PROF_ERRSTATE while active]
+** With on, every prof_mem_alloc/free while the session is active updates the session's live
+** bytes and peak and is buffered as a PROF_EVENT_MEMORY event (attributed to the open op and
+** module); off (the default) keeps only the open op's bytes, at no atomic's cost.
+** [may fail: PROF_ERRSTATE while active]
 */
 PROF_API int prof_set_memory_events(prof_State *S, int on);
 

@@ -30,6 +30,11 @@ PROF_INTERNAL void profI_strfree(prof_State *S, char *s);
 PROF_INTERNAL int profI_error(prof_State *S, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* {====================== files (atomic_file.c) ======================} */
+
+/* Creates the directories above path (mkdir -p of its dirname). [may fail: PROF_ERRIO] */
+PROF_INTERNAL int profI_make_parents(prof_State *S, const char *path);
+
 /* {====================== clock (clock.c) ======================} */
 
 /* Monotonic nanoseconds; the one host clock every timestamp is expressed in. */

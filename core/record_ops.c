@@ -109,10 +109,10 @@ void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t byte
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
-  int64_t live = add_live(S, device_slot(device), bytes);
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_allocated += bytes;
-  if (S->memory_events) memory_event(R, device, bytes, live);
+  /* the session's live total costs two atomics: only when memory is profiled */
+  if (S->memory_events) memory_event(R, device, bytes, add_live(S, device_slot(device), bytes));
 }
 
 void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
@@ -120,8 +120,7 @@ void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
-  int64_t live = add_live(S, device_slot(device), -bytes);
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_freed += bytes;
-  if (S->memory_events) memory_event(R, device, -bytes, live);
+  if (S->memory_events) memory_event(R, device, -bytes, add_live(S, device_slot(device), -bytes));
 }

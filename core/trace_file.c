@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace_internal.h"
@@ -18,23 +17,6 @@ static int file_write(void *ud, const char *data, size_t len) {
   if (fwrite(data, 1, len, fs->f) == len) return 0;
   fs->err = errno;
   return 1;
-}
-
-/* The directories above path, as prof_write_file_atomic makes them (tensorboard's handler too). */
-static int make_parents(prof_State *S, const char *path) {
-  char dir[4096];
-  size_t n = strlen(path);
-  if (n >= sizeof dir) return profI_error(S, PROF_ERRIO, "%s: path too long", path);
-  memcpy(dir, path, n + 1);
-  for (char *p = dir + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-      return profI_error(S, PROF_ERRIO, "%s: cannot create directory %s: %s", path, dir,
-                         strerror(errno));
-    *p = '/';
-  }
-  return PROF_OK;
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -52,7 +34,7 @@ int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, cons
     memcpy(&in, info, n);
   }
   if (in.trace_name == NULL) in.trace_name = path;
-  int rc = make_parents(S, path);
+  int rc = profI_make_parents(S, path);
   if (rc != PROF_OK) return rc;
   int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   if (n < 0 || (size_t)n >= sizeof tmp) return profI_error(S, PROF_ERRIO, "%s: path too long", path);
