@@ -16,12 +16,7 @@ function M.format_for(format, output_file)
   return config.value("report.script") or "deepspeed"
 end
 
-local function readable(path)
-  local f = io.open(path, "r")
-  if f == nil then return false end
-  f:close()
-  return true
-end
+local readable = paths.readable
 
 -- The report scripts that ship in scripts/reports/.
 M.BUILTIN = { "deepspeed", "json", "csv", "markdown", "summary", "roofline" }

@@ -10,18 +10,10 @@ local paths = require "prof.paths"
 
 local M = {}
 
-local function readable(path)
-  local f = io.open(path, "r")
-  if f == nil then return false end
-  f:close()
-  return true
-end
-
 -- "megatron" -> scripts/rules/megatron.lua; a path is used as given.
 function M.resolve(name)
-  if readable(name) then return name end
-  local p = paths.scripts .. "/rules/" .. name .. (name:match("%.lua$") and "" or ".lua")
-  if readable(p) then return p end
+  local p = paths.script("rules", name)
+  if p ~= nil then return p end
   error(string.format("flop rule script '%s' not found (neither a file nor scripts/rules/%s.lua)",
     name, name), 0)
 end

@@ -91,18 +91,10 @@ function M.transition(prev, cur)
   return row and row[cur] or EMPTY
 end
 
-local function readable(path)
-  local f = io.open(path, "r")
-  if f == nil then return false end
-  f:close()
-  return true
-end
-
 -- "standard" -> scripts/schedules/standard.lua; a path is used as given. nil, msg when absent.
 function M.resolve(name)
-  if readable(name) then return name end
-  local p = paths.scripts .. "/schedules/" .. name .. (name:match("%.lua$") and "" or ".lua")
-  if readable(p) then return p end
+  local p = paths.script("schedules", name)
+  if p ~= nil then return p end
   return nil, string.format("schedule script '%s' not found (neither a file nor "
     .. "scripts/schedules/%s.lua)", name, name)
 end

@@ -8,16 +8,8 @@ local T = require "prof.tensor"
 
 local N, RUNS = 200000, 11
 
-local function median(v)
-  table.sort(v)
-  return v[(#v + 1) // 2]
-end
-
-local function time(fn)
-  local t0 = core.now_ns()
-  fn()
-  return core.now_ns() - t0
-end
+local util = require "scripts.tools.bench_util"
+local median, time = util.median, util.time
 
 -- A module that runs no op: its call cost is the hooks alone.
 local Pass = nn.Module:extend("Pass")

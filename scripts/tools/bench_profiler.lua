@@ -1,21 +1,12 @@
 -- bench_profiler.lua — the activity profiler's cost from Lua: ns per record_function, recorded.
 -- Method as bench_lua.lua: the same loop with and without the range, in this run, medians of
 -- repeated runs; the cost is stated beside a plain Lua function call measured the same way.
-local core = require "prof.core"
 local prof = require "prof"
 
 local N, RUNS = 200000, 11
 
-local function median(v)
-  table.sort(v)
-  return v[(#v + 1) // 2]
-end
-
-local function time(fn)
-  local t0 = core.now_ns()
-  fn()
-  return core.now_ns() - t0
-end
+local util = require "scripts.tools.bench_util"
+local median, time = util.median, util.time
 
 local function work() end
 local function empty_loop() for _ = 1, N do end end
