@@ -25,6 +25,18 @@ local function traced_run(cap)
   return S, p
 end
 
+-- Records traced_run(cap), exports it to <tmp>/<name> with opts and gives fn the decoded
+-- document, the session, the profiler and the file; cleans up after.
+local function with_trace(cap, name, opts, fn)
+  local S, p = traced_run(cap)
+  local dir = run.tmpdir()
+  local path = dir .. "/" .. name
+  assert.is_true(S:export_chrome_trace(path, opts))
+  fn(decode(run.read(path)), S, p, path)
+  run.rmdir_all(dir)
+  S:close()
+end
+
 local function by_ph(doc, ph)
   local out = {}
   for _, e in ipairs(doc.traceEvents) do
@@ -38,61 +50,54 @@ local function ns(us) return math.floor(us * 1000 + 0.5) end
 
 describe("S:export_chrome_trace", function()
   it("writes Kineto's document: keys, rank, module spans with FLOPs, cpu ops, window end", function()
-    local S, p = traced_run(4096)
-    local dir = run.tmpdir()
-    local path = dir .. "/traces/w.pt.trace.json"   -- the missing folder is made
-    assert.is_true(S:export_chrome_trace(path, { rank = 1, world_size = 2,
-      process_name = "rank 1", device_properties = '[{"id":0,"name":"cpu"}]' }))
-    local doc = decode(run.read(path))
-    assert.equal(1, doc.schemaVersion)
-    assert.same({ rank = 1, world_size = 2 }, doc.distributedInfo)
-    assert.equal("ms", doc.displayTimeUnit)
-    assert.equal(path, doc.traceName)
-    assert.equal(0, doc.droppedEvents)
-    assert.equal("cpu", doc.deviceProperties[1].name)
-    assert.is_true(math.type(doc.baseTimeNanoseconds) == "integer")
-    local modules, ops = {}, 0
-    for _, e in ipairs(by_ph(doc, "X")) do
-      if e.cat == "module" then modules[e.args["Module Path"]] = e end
-      if e.cat == "cpu_op" then
-        ops = ops + 1
-        assert.is_true(math.type(e.args["External id"]) == "integer")
+    local opts = { rank = 1, world_size = 2, process_name = "rank 1",
+                   device_properties = '[{"id":0,"name":"cpu"}]' }
+    -- the missing folder is made
+    with_trace(4096, "traces/w.pt.trace.json", opts, function(doc, _, p, path)
+      assert.equal(1, doc.schemaVersion)
+      assert.same({ rank = 1, world_size = 2 }, doc.distributedInfo)
+      assert.equal("ms", doc.displayTimeUnit)
+      assert.equal(path, doc.traceName)
+      assert.equal(0, doc.droppedEvents)
+      assert.equal("cpu", doc.deviceProperties[1].name)
+      assert.is_true(math.type(doc.baseTimeNanoseconds) == "integer")
+      local modules, ops = {}, 0
+      for _, e in ipairs(by_ph(doc, "X")) do
+        if e.cat == "module" then modules[e.args["Module Path"]] = e end
+        if e.cat == "cpu_op" then
+          ops = ops + 1
+          assert.is_true(math.type(e.args["External id"]) == "integer")
+        end
       end
-    end
-    assert.equal(3, ops)                               -- linear, relu, linear
-    assert.equal("Sequential", modules[""].args["Module Type"])
-    assert.equal("0 (Linear)", modules["0"].name)
-    -- Linear(8, 16) on 2 rows: 2*8*16 MACs, FLOPs = 2 MACs + the bias adds (exact conventions)
-    assert.equal(256, modules["0"].args.MACs)
-    assert.equal(2 * 256 + 2 * 16, modules["0"].args.FLOPs)
-    assert.equal(p:get_total_flops(), modules[""].args.FLOPs)
-    local names = {}
-    for _, e in ipairs(by_ph(doc, "M")) do names[e.name] = e.args end
-    assert.equal("rank 1", names.process_name.name)
-    assert.equal("thread 1 (recorder 0)", names.thread_name.name)
-    local last = doc.traceEvents[#doc.traceEvents]
-    assert.equal("Record Window End", last.name)
-    run.rmdir_all(dir)
-    S:close()
+      assert.equal(3, ops)                               -- linear, relu, linear
+      assert.equal("Sequential", modules[""].args["Module Type"])
+      assert.equal("0 (Linear)", modules["0"].name)
+      -- Linear(8, 16) on 2 rows: 2*8*16 MACs, FLOPs = 2 MACs + the bias adds (exact conventions)
+      assert.equal(256, modules["0"].args.MACs)
+      assert.equal(2 * 256 + 2 * 16, modules["0"].args.FLOPs)
+      assert.equal(p:get_total_flops(), modules[""].args.FLOPs)
+      local names = {}
+      for _, e in ipairs(by_ph(doc, "M")) do names[e.name] = e.args end
+      assert.equal("rank 1", names.process_name.name)
+      assert.equal("thread 1 (recorder 0)", names.thread_name.name)
+      local last = doc.traceEvents[#doc.traceEvents]
+      assert.equal("Record Window End", last.name)
+    end)
   end)
 
   it("lists every thread's spans so that they nest, outermost first", function()
-    local S = traced_run(4096)
-    local dir = run.tmpdir()
-    assert.is_true(S:export_chrome_trace(dir .. "/t.json"))
-    local doc = decode(run.read(dir .. "/t.json"))
-    local open = {}                                    -- ends of the enclosing spans, per tid
-    for _, e in ipairs(by_ph(doc, "X")) do
-      local st = open[e.tid] or {}
-      open[e.tid] = st
-      local b, en = ns(e.ts), ns(e.ts) + ns(e.dur)
-      while #st > 0 and st[#st] <= b and st[#st] < en do st[#st] = nil end
-      if #st > 0 then assert.is_true(en <= st[#st], "span " .. e.name .. " overlaps its parent") end
-      st[#st + 1] = en
-    end
-    assert.equal(0, doc.clippedSpans)
-    run.rmdir_all(dir)
-    S:close()
+    with_trace(4096, "t.json", nil, function(doc)
+      local open = {}                                    -- ends of the enclosing spans, per tid
+      for _, e in ipairs(by_ph(doc, "X")) do
+        local st = open[e.tid] or {}
+        open[e.tid] = st
+        local b, en = ns(e.ts), ns(e.ts) + ns(e.dur)
+        while #st > 0 and st[#st] <= b and st[#st] < en do st[#st] = nil end
+        if #st > 0 then assert.is_true(en <= st[#st], "span " .. e.name .. " overlaps its parent") end
+        st[#st + 1] = en
+      end
+      assert.equal(0, doc.clippedSpans)
+    end)
   end)
 
   it("gzips .gz while writing: the same document", function()
@@ -110,14 +115,10 @@ describe("S:export_chrome_trace", function()
   end)
 
   it("counts what a small buffer drops", function()
-    local S = traced_run(2)
-    local dir = run.tmpdir()
-    assert.is_true(S:export_chrome_trace(dir .. "/t.json"))
-    local doc = decode(run.read(dir .. "/t.json"))
-    assert.equal(2, #by_ph(doc, "X"))
-    assert.equal(5, doc.droppedEvents)                -- 4 module calls and 3 ops, 2 kept
-    run.rmdir_all(dir)
-    S:close()
+    with_trace(2, "t.json", nil, function(doc)
+      assert.equal(2, #by_ph(doc, "X"))
+      assert.equal(5, doc.droppedEvents)              -- 4 module calls and 3 ops, 2 kept
+    end)
   end)
 
   it("returns nil and a message when it cannot write, leaving nothing", function()

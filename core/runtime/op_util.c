@@ -39,7 +39,7 @@ pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out) {
     pr_tensor_release(out);
     return NULL;
   }
-  pr_op_ended(rt, op);
+  prof_op_end(rt->rec, op);
   return out;
 }
 
@@ -56,12 +56,12 @@ pr_Tensor *pr_op_alloc(pr_Runtime *rt, prof_Op *op, int ndim, const int64_t *sha
                        int device) {
   if (pr_op_open(rt, op, ndim, shape, dtype) != 0) return NULL;
   pr_Tensor *out = pr_tensor_new(rt, ndim, shape, dtype, device);
-  if (out == NULL && rt->rec != NULL) pr_op_ended(rt, op);
+  if (out == NULL && rt->rec != NULL) prof_op_end(rt->rec, op);
   return out;
 }
 
 pr_Tensor *pr_op_end(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, int rc) {
-  if (rt->rec != NULL) pr_op_ended(rt, op);
+  if (rt->rec != NULL) prof_op_end(rt->rec, op);
   if (rc == 0) return out;
   pr_tensor_release(out);
   return NULL;
@@ -90,7 +90,7 @@ int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, i
 }
 
 int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc) {
-  if (rt->rec != NULL) pr_op_ended(rt, op);
+  if (rt->rec != NULL) prof_op_end(rt->rec, op);
   return rc;
 }
 

@@ -147,9 +147,6 @@ void pr_operand(const pr_Tensor *t, prof_Operand *o);
 */
 int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out);
 
-/* Ends op on the recorder (rt->rec must be set). */
-void pr_op_ended(pr_Runtime *rt, prof_Op *op);
-
 /* {====================== helpers for kernels (kernel_util.c) ======================} */
 
 /* A contiguous copy of t on its device (its backend's contiguous kernel) when t is not

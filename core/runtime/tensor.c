@@ -195,10 +195,6 @@ int pr_record(pr_Runtime *rt, prof_Op *op, const pr_Tensor *out) {
   if (rt->rec == NULL) return 0;
   if (out != NULL) pr_operand(out, &op->out);
   if (prof_op_begin(rt->rec, op) != PROF_OK) return pr_error(rt, "%s", prof_errmsg(rt->rec));
-  pr_op_ended(rt, op);
-  return 0;
-}
-
-void pr_op_ended(pr_Runtime *rt, prof_Op *op) {
   prof_op_end(rt->rec, op);
+  return 0;
 }
