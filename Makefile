@@ -163,7 +163,7 @@ $(PROFRUN): $(BUILD)/obj/core/profrun.o $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
 	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl -pthread -Wl,-E
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
-	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lm\n' \
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries

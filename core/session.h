@@ -118,6 +118,7 @@ typedef struct profS_Module {
   profT_Acc incl[PROF_PHASE_COUNT];
   profT_Acc self[PROF_PHASE_COUNT];
   int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
+  int64_t params_removed;      /* scratch while merging: params of hidden subtrees below */
   uint8_t hidden;              /* ignored, or under exact inside an ignored subtree */
 } profS_Module;
 
@@ -187,5 +188,6 @@ PROF_INTERNAL void profN_free(prof_State *S);
 
 /* snapshot.c */
 PROF_INTERNAL void profS_free(prof_State *S);
+PROF_INTERNAL void profS_empty(prof_State *S);
 
 #endif

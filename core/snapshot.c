@@ -8,6 +8,16 @@ void profS_free(prof_State *S) {
   memset(&S->snap, 0, sizeof S->snap);
 }
 
+/* Empties the snapshot but keeps its buffer: start/stop cycles then allocate nothing. */
+void profS_empty(prof_State *S) {
+  profS_Snapshot *snap = &S->snap;
+  snap->n = 0;
+  memset(snap->totals, 0, sizeof snap->totals);
+  memset(snap->unattributed, 0, sizeof snap->unattributed);
+  memset(snap->mem_peak, 0, sizeof snap->mem_peak);
+  snap->n_events = snap->dropped = 0;
+}
+
 static void acc_add(profT_Acc *a, const profT_Acc *b) {
   a->calls += b->calls;
   a->macs += b->macs;
@@ -69,11 +79,6 @@ int prof_snapshot(prof_State *S) {
      before its parent. A module never called itself (a ModuleList, a ModuleDict) still holds its
      children: its inclusive counts and time are theirs, summed, as DeepSpeed's recursion gives. */
   int exact = S->conv == PROF_CONV_EXACT;
-  int64_t *removed = NULL;
-  size_t rbytes = sizeof *removed * (size_t)(n > 0 ? n : 1);
-  if (exact && (removed = profI_alloc(S, rbytes)) == NULL)
-    return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
-  if (removed != NULL) memset(removed, 0, rbytes);
   /* hidden: forward pass (parents first) */
   for (int32_t k = 0; k < n; k++) {
     const profT_Node *node = profT_node(S, k);
@@ -91,14 +96,13 @@ int prof_snapshot(prof_State *S) {
           acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
       }
     /* exact conventions: an ignored subtree leaves its ancestors' params too */
-    m->params_counted = node->params - (removed != NULL ? removed[k] : 0);
-    if (removed != NULL && node->parent >= 0) {
-      int parent_hidden = snap->modules[node->parent].hidden;
-      if (m->hidden && !parent_hidden) removed[node->parent] += node->params;
-      else if (!m->hidden) removed[node->parent] += removed[k];
+    m->params_counted = node->params - m->params_removed;
+    if (exact && node->parent >= 0) {
+      profS_Module *parent = &snap->modules[node->parent];
+      if (m->hidden && !parent->hidden) parent->params_removed += node->params;
+      else if (!m->hidden) parent->params_removed += m->params_removed;
     }
   }
-  profI_free(S, removed, rbytes);
   return PROF_OK;
 }
 

@@ -121,7 +121,7 @@ void prof_reset(prof_State *S) {
     atomic_store(&S->mem_live[d], 0);
     atomic_store(&S->mem_peak[d], 0);
   }
-  profS_free(S);
+  profS_empty(S);
 }
 
 void prof_clear(prof_State *S) {
