@@ -1,4 +1,5 @@
 /* snapshot.c — stop -> plain data: every thread's counts merged, containers summed, ignore semantics applied. */
+#include <stddef.h>
 #include <string.h>
 
 #include "recorder.h"
@@ -160,6 +161,23 @@ int64_t prof_memory_peak(const prof_State *S, int32_t device) {
   return S->snap.mem_peak[device == PROF_DEVICE_CUDA ? 1 : 0];
 }
 
+/* Decodes the op's input shapes from its recorder's arena (push_shapes' layout). */
+static int32_t read_shapes(const profR_Recorder *R, const profR_Event *e, prof_Operand *in, int max) {
+  if (e->shapes == 0 || e->shapes > R->n_shapes) return 0;
+  const int64_t *w = &R->shapes[e->shapes - 1];
+  int32_t n = (int32_t)*w++;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t nd = (int32_t)(*w & 0xff);
+    if (i < max) {
+      in[i].dtype = (int32_t)(*w >> 8);
+      in[i].ndim = nd;
+      for (int32_t d = 0; d < nd; d++) in[i].dim[d] = w[1 + d];
+    }
+    w += 1 + nd;
+  }
+  return n < max ? n : max;
+}
+
 int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   if (i < 0 || i >= S->snap.n_events) return PROF_ERRARG;
   const profR_Recorder *R = S->recorders;
@@ -170,16 +188,44 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   if (R == NULL) return PROF_ERRARG;
   const profR_Event *e = &R->events[i];
   const profC_Clock *c = &S->clock;
-  prof_Event ev = {
-      .size = sizeof ev, .kind = (prof_EventKind)e->kind, .name = e->name, .op_kind = e->op_kind,
-      .module = e->module, .thread = R->index, .phase = (prof_Phase)e->phase,
-      .device = e->device, .correlation = e->correlation, .t_begin_ns = profC_ns(c, e->t_begin),
-      .t_end_ns = profC_ns(c, e->t_end), .macs = e->macs, .flops = e->flops,
-      .bytes_read = e->bytes_read, .bytes_written = e->bytes_written,
-      .bytes_allocated = e->bytes_allocated, .bytes_freed = e->bytes_freed, .value = e->value,
-      .total = e->total};
+  /* the fixed part first: the operand array is copied only for the shapes an op has */
+  prof_Event ev;
+  size_t fixed = offsetof(prof_Event, input);
+  memset(&ev, 0, fixed);
+  ev.size = sizeof ev;
+  ev.kind = (prof_EventKind)e->kind;
+  ev.name = e->name;
+  ev.op_kind = e->op_kind;
+  ev.module = e->module;
+  ev.thread = R->index;
+  ev.phase = (prof_Phase)e->phase;
+  ev.device = e->device;
+  ev.correlation = e->correlation;
+  ev.t_begin_ns = profC_ns(c, e->t_begin);
+  ev.t_end_ns = profC_ns(c, e->t_end);
+  ev.macs = e->macs;
+  ev.flops = e->flops;
+  ev.bytes_read = e->bytes_read;
+  ev.bytes_written = e->bytes_written;
+  ev.bytes_allocated = e->bytes_allocated;
+  ev.bytes_freed = e->bytes_freed;
+  ev.value = e->kind == PROF_EVENT_RANGE ? e->value - 1 : e->value;
+  ev.total = e->total;
+  ev.stack = e->stack;
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
-  memcpy(out, &ev, size);
+  if (size <= fixed) {
+    memcpy(out, &ev, size);
+  } else {
+    memcpy(out, &ev, fixed);
+    int room = (int)((size - fixed) / sizeof(prof_Operand));
+    out->ninputs = read_shapes(R, e, out->input, room < PROF_MAX_OPERANDS ? room : PROF_MAX_OPERANDS);
+  }
   out->size = size;
   return PROF_OK;
+}
+
+int64_t prof_shapes_dropped(const prof_State *S) {
+  int64_t n = 0;
+  for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) n += R->shapes_dropped;
+  return n;
 }

@@ -5,6 +5,7 @@
 #include "lbind.h"
 #include "levents.h"
 #include "lrules.h"
+#include "lstack.h"
 #include "ltrace.h"
 
 static LState *check_open(lua_State *L, int idx) {
@@ -37,7 +38,7 @@ static lua_State *main_thread(lua_State *L) {
 
 static int s_new(lua_State *L) {
   /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
-  LState *s = lua_newuserdatauv(L, sizeof *s, 1);   /* user value: its Lua rules */
+  LState *s = lua_newuserdatauv(L, sizeof *s, 2);   /* user values: its Lua rules, its stack walker */
   s->S = NULL;
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
@@ -335,6 +336,7 @@ void lbind_open_state(lua_State *L) {
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
+      {"set_with_stack", lstack_set_with_stack},
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
