@@ -163,3 +163,47 @@ describe("a long scheduled run", function()
     assert.is_true(grown < 8 * 1024, string.format("grew %.0f bytes over 1,000 cycles", grown))
   end)
 end)
+
+describe("p:export_stacks", function()
+  -- A 256x256 matmul (tens of µs on any cpu) called from a named local function.
+  local function heavy()
+    local a = T.randn({ 256, 256 }, { device = "cpu" })
+    return a:matmul(a)
+  end
+
+  it("writes collapsed stacks: frames outermost first, then whole µs", function()
+    local p = prof.profile{ with_stack = true }
+    local line_heavy = debug.getinfo(heavy, "S").linedefined + 2
+    local line_call = debug.getinfo(1, "l").currentline + 1
+    heavy()
+    p:stop()
+    local dir = run.tmpdir()
+    assert.is_true(p:export_stacks(dir .. "/self.txt"))
+    assert.is_true(p:export_stacks(dir .. "/total.txt", "cpu_time_total"))
+    local self_text, total_text = run.read(dir .. "/self.txt"), run.read(dir .. "/total.txt")
+    run.rmdir_all(dir)
+    -- the matmul's line: ...;<call site>;<inside heavy> N
+    local want = "spec/profiler_shapes_spec.lua(" .. line_call .. ");spec/profiler_shapes_spec.lua("
+      .. line_heavy .. ")"
+    local found
+    for line in self_text:gmatch("[^\n]+") do
+      assert.matches("^[^ ]+ %d+$", line)
+      local frames, us = line:match("^(.*) (%d+)$")
+      if frames:sub(-#want) == want then found = tonumber(us) end
+    end
+    assert.is_true(found ~= nil and found > 0)
+    -- the matmul has no child ops: its total equals its self time
+    assert.matches(want:gsub("%p", "%%%0") .. " " .. found .. "\n", total_text)
+  end)
+
+  it("refuses an unknown metric and a window without stacks", function()
+    local p = prof.profile{ with_stack = true }
+    heavy()
+    p:stop()
+    assert.error_matches(function() p:export_stacks("/tmp/x", "self_gpu") end,
+      'metric "self_gpu" is not one of')
+    local q = prof.profile{}
+    q:stop()
+    assert.error_matches(function() q:export_stacks("/tmp/x") end, "with_stack=true")
+  end)
+end)

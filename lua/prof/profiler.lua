@@ -330,6 +330,19 @@ function Profile:export_chrome_trace(path, opts)
   return f(S, path, o)
 end
 
+-- p:export_stacks(path[, metric]): collapsed stacks for flame graphs (flamegraph.pl, speedscope)
+-- from a window recorded with_stack; metric defaults to self_cpu_time_total, as torch's.
+function Profile:export_stacks(path, metric)
+  if type(path) ~= "string" then error("export_stacks: path must be a string", 2) end
+  if not self.with_stack then
+    error("export_stacks: record with with_stack=true to have stacks", 2)
+  end
+  local text = key_averages.collapsed_stacks(self:events(), metric or "self_cpu_time_total")
+  local ok, err = core.write_atomic(path, text)
+  if not ok then error("export_stacks: " .. tostring(err), 2) end
+  return true
+end
+
 function Profile:__tostring()
   return string.format("prof.profile (step %d, %s)", self.step_num, tostring(self.current_action))
 end
