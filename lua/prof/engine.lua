@@ -86,7 +86,8 @@ function M.initialize(o)
     wall_clock_breakdown = config.value("wall_clock_breakdown") == true or fp.enabled == true,
     mp_size = config.value("parallel.model_parallel_size") or 1,
     world_size = 1,
-    timers = { forward = 0, backward = 0, step = 0 },
+    timers = { forward = 0, backward = 0, step = 0 },      -- the last micro-batch's
+    accumulated = { forward = 0, backward = 0 },           -- this optimizer step's micro-batches
   }, Engine)
   e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
   o.model:train()
@@ -98,10 +99,26 @@ function Engine:profiling()
   return self.profiler ~= nil
 end
 
+--[[
+The flops profiler's window, in one place (the schedule machinery may take it over). What it
+covers, under gradient accumulation (GAS micro-batches per optimizer step):
+* the LAST micro-batch of optimizer step profile_step: its forward, its backward and the optimizer
+  step that follows. Module counts and fwd/bwd latency are one micro-batch's, as in DeepSpeed,
+  whose forward restarts the profile at every micro-batch, so the counts it prints at the step are
+  the last micro-batch's;
+* iter latency is the whole optimizer step (every micro-batch's forward and backward, and the
+  step), and samples/s = micro batch x GAS x world size / iter latency. The report's iteration
+  FLOPS multiply the one-micro-batch work by GAS to match.
+Returns true when the forward about to run opens the window.
+]]
+function Engine:profile_window_opens()
+  return self.profile_enabled and self.profiler == nil and self.global_steps == self.profile_step
+    and self.micro_steps % self.gradient_accumulation_steps == self.gradient_accumulation_steps - 1
+end
+
 function Engine:__call(...)
   local inputs = table.pack(...)
-  if self.profile_enabled and self.global_steps == self.profile_step and self.profiler == nil
-    and self.micro_steps % self.gradient_accumulation_steps == 0 then
+  if self:profile_window_opens() then
     self.profiler = flops_profiler.FlopsProfiler(self.module, self,
       config.value("flops_profiler.recompute_fwd_factor"))
     self.profiler:start_profile()
@@ -110,6 +127,7 @@ function Engine:__call(...)
   local t0 = now_s()
   local r = table.pack(xpcall(self.module, errors.with_module_context, table.unpack(inputs, 1, inputs.n)))
   self.timers.forward = now_s() - t0
+  self.accumulated.forward = self.accumulated.forward + self.timers.forward
   if not r[1] then
     if self.profiler then self.profiler:end_profile() self.profiler = nil end
     error(r[2], 0)
@@ -123,6 +141,7 @@ function Engine:backward(loss)
   if scale > 1 then loss = loss / scale end
   loss:backward()
   self.timers.backward = now_s() - t0
+  self.accumulated.backward = self.accumulated.backward + self.timers.backward
 end
 
 function Engine:step()
@@ -143,14 +162,17 @@ function Engine:step()
   end
   if not boundary then return end
   if self.profiler ~= nil then self:print_profile() end
+  self.accumulated = { forward = 0, backward = 0 }   -- the next optimizer step's micro-batches
   self.global_steps = self.global_steps + 1
   profiler.engine_step()   -- the config's activity profiler, when profrun started one
 end
 
--- The summary facts DeepSpeed's engine knows, for the report.
+-- The summary facts DeepSpeed's engine knows, for the report: fwd/bwd latency of the profiled
+-- micro-batch, step latency of the optimizer step, iter latency and samples/s of the whole
+-- optimizer step (profile_window_opens says why).
 function Engine:summary()
-  local t = self.timers
-  local iter = t.forward + t.backward + t.step
+  local t, gas = self.timers, self.gradient_accumulation_steps
+  local iter = self.accumulated.forward + self.accumulated.backward + t.step
   local S = self.profiler.S
   local bwd = S:totals("backward")
   local timed = self.profiler.device ~= "meta"   -- on meta nothing ran: no latencies
@@ -158,12 +180,13 @@ function Engine:summary()
   return {
     engine = true, profile_step = self.global_steps,
     world_size = self.world_size, dp_size = self.dp_size, mp_size = self.mp_size,
-    batch_size = self.batch_size,
+    batch_size = self.batch_size, gradient_accumulation_steps = gas,
     fwd_latency_s = t.forward, bwd_latency_s = t.backward, step_latency_s = t.step,
     iter_latency_s = iter,
-    -- DeepSpeed's formula: micro batch x world size over the iteration
-    samples_per_s = self.batch_size and iter and iter > 0 and self.batch_size * self.world_size / iter
-      or nil,
+    -- DeepSpeed's formula (micro batch x world size over the iteration), times the micro-batches
+    -- the iteration ran
+    samples_per_s = self.batch_size and iter and iter > 0
+      and self.batch_size * gas * self.world_size / iter or nil,
     bwd_flops = bwd.calls > 0 and bwd.flops or nil,
   }
 end

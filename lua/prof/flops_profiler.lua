@@ -128,8 +128,10 @@ function FlopsProfiler:get_total_macs(as_string)
   return as_string and units.macs_to_string(n) or n
 end
 
+-- The params the profile counts: under exact conventions an ignored subtree's leave the total,
+-- as they leave the root row and the JSON summary.
 function FlopsProfiler:get_total_params(as_string)
-  local n = root_counts(self).params
+  local n = root_counts(self).params_counted
   return as_string and units.params_to_string(n) or n
 end
 
@@ -182,16 +184,19 @@ function FlopsProfiler:profile(extra)
     dp_size = extra.dp_size or 1,
     mp_size = mp,
     batch_size = extra.batch_size,
+    gradient_accumulation_steps = extra.gradient_accumulation_steps,
     params = root.params,
     params_model = root.params * mp,
     fwd_macs = root.macs,
     fwd_flops = root.flops,
     fwd_flops_model = root.flops * mp,
-    bwd_flops = extra.bwd_flops,
+    -- the root row's measured backward when the window held one (a FlopsProfiler around
+    -- loss:backward()); the engine's own facts win (they cover the step it timed)
+    bwd_flops = extra.bwd_flops or root.bwd_flops,
     recompute_fwd_factor = self.recompute_fwd_factor
       or config.value("flops_profiler.recompute_fwd_factor") or 0,
     fwd_latency_s = extra.fwd_latency_s or root.fwd_latency_s,
-    bwd_latency_s = extra.bwd_latency_s,
+    bwd_latency_s = extra.bwd_latency_s or root.bwd_latency_s,
     step_latency_s = extra.step_latency_s,
     iter_latency_s = extra.iter_latency_s,
     samples_per_s = extra.samples_per_s,

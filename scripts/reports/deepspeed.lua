@@ -88,6 +88,12 @@ local function summary(out, p, root, opts)
     out(line("data parallel size: ", units.pystr(p.dp_size or 1)))
     out(line("model parallel size: ", units.pystr(mp)))
     out(line("batch size per GPU: ", units.pystr(p.batch_size)))
+    -- under gradient accumulation the counts and fwd/bwd latencies are one micro-batch's, the
+    -- iteration the whole optimizer step's (profrun's line: DeepSpeed prints none)
+    if (p.gradient_accumulation_steps or 1) > 1 then
+      out(line("gradient accumulation steps (micro-batches per iter): ",
+        units.pystr(p.gradient_accumulation_steps)))
+    end
   end
   local params = p.params or (root and root.params)
   local params_model = p.params_model or (params and params * mp)
@@ -109,7 +115,8 @@ local function summary(out, p, root, opts)
     local bwd, step = p.bwd_latency_s, p.step_latency_s
     local fwd_bwd = (fwd and bwd) and fwd + bwd or nil
     local iter = p.iter_latency_s
-    if iter == nil and fwd_bwd and step then iter = fwd_bwd + step end
+    local gas = p.gradient_accumulation_steps or 1
+    if iter == nil and fwd_bwd and step then iter = gas * fwd_bwd + step end
     local fb = units.g(factor)
     local fb1 = units.g(factor + 1)
     out(line("bwd latency: ", units.duration_to_string(bwd)))
@@ -125,8 +132,10 @@ local function summary(out, p, root, opts)
     end
     out(line("step latency: ", units.duration_to_string(step)))
     out(line("iter latency: ", units.duration_to_string(iter)))
-    out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU / iter latency: ",
-      rate(flops and (factor + 1) * flops, iter)))
+    -- the iteration ran gas micro-batches: its work is gas times the one profiled
+    local per_iter = gas > 1 and " * " .. units.pystr(gas) .. " micro-batches" or ""
+    out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU" .. per_iter .. " / iter latency: ",
+      rate(flops and (factor + 1) * flops * gas, iter)))
     local sps = p.samples_per_s
     out(line("samples/second: ", units.pystr(sps and units.round(sps, P))))
   end

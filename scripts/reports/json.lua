@@ -28,8 +28,11 @@ M.MODULE_KEYS = {
   "bwd_flops", "intensity", "achieved_flops", "achieved_bytes_per_s", "bound", "bound_expected",
 }
 
--- Summary keys present only when known (the machine's peaks, from the roofline analysis).
-M.OPTIONAL_SUMMARY_KEYS = { "peak_flops", "peak_bytes_per_s", "ridge_intensity", "peaks_machine" }
+-- Summary keys present only when known: the engine's micro-batches per optimizer step (fwd counts
+-- and latencies are one micro-batch's, iter latency and samples/s the step's) and the machine's
+-- peaks (from the roofline analysis).
+M.OPTIONAL_SUMMARY_KEYS = { "gradient_accumulation_steps", "peak_flops", "peak_bytes_per_s", "ridge_intensity",
+  "peaks_machine" }
 
 local OPTIONAL = { bytes = true, bwd_flops = true, intensity = true, achieved_flops = true,
                    achieved_bytes_per_s = true, bound = true, bound_expected = true }
