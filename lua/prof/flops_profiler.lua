@@ -231,6 +231,7 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
     module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
     top_modules = config.pick("flops_profiler.top_modules", opts.top_modules, 1),
     detailed = config.pick("flops_profiler.detailed", opts.detailed, true),
+    detailed_backward = config.pick("flops_profiler.detailed_backward", opts.detailed_backward, false),
   })
   if out ~= nil and out ~= "" then
     require("prof.output").write(out, text)

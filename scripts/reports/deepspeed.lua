@@ -164,8 +164,19 @@ local function aggregated(out, p, opts)
   end
 end
 
-local function detailed(out, p, root)
-  for _, l in ipairs(DETAIL_HEAD) do out(l) end
+-- opts.detailed_backward (profrun's, off by default: DeepSpeed's tree is forward only): each
+-- module's measured backward after its fwd FLOPS, "bwd <flops> flops, <latency>, <FLOPS>".
+local function backward_item(m)
+  if m.bwd_flops == nil and m.bwd_latency_s == nil then return "bwd n/a" end
+  return string.format("bwd %s flops, %s, %s", (units.number_to_string(m.bwd_flops or 0):gsub(" $", "")),
+    units.duration_to_string(m.bwd_latency_s), rate(m.bwd_flops, m.bwd_latency_s))
+end
+
+local function detailed(out, p, root, with_backward)
+  for i, l in ipairs(DETAIL_HEAD) do
+    if i == 4 and with_backward then l = l .. ", bwd flops, bwd latency, bwd FLOPS (measured)" end
+    out(l)
+  end
   local total_params, total_macs = root.params, root.macs
   local total_duration = tree.duration(p, root)
   local function flops_repr(m)
@@ -185,13 +196,15 @@ local function detailed(out, p, root)
         items[4] = units.flops_to_string(units.round(m.flops / duration, P))
       end
     end
+    if with_backward then items[#items + 1] = backward_item(m) end
     if m.extra_repr and m.extra_repr ~= "" then items[#items + 1] = m.extra_repr end
     return table.concat(items, ", ")
   end
   out(tree.repr(p, flops_repr))
 end
 
--- The report: function(profile, opts) -> text. opts: module_depth (-1), top_modules (1), detailed (true).
+-- The report: function(profile, opts) -> text. opts: module_depth (-1), top_modules (1), detailed
+-- (true), detailed_backward (false).
 function M.render(profile, opts)
   opts = opts or {}
   local o = {
@@ -199,13 +212,14 @@ function M.render(profile, opts)
     top_modules = opts.top_modules or 1,
     detailed = opts.detailed == nil or opts.detailed,
     profile_step = opts.profile_step,
+    detailed_backward = opts.detailed_backward == true,
   }
   local lines = {}
   local function out(s) lines[#lines + 1] = s end
   local root = tree.root(profile)
   summary(out, profile, root, o)
   aggregated(out, profile, o)
-  if o.detailed and root then detailed(out, profile, root) end
+  if o.detailed and root then detailed(out, profile, root, o.detailed_backward) end
   out("------------------------------------------------------------------------------")
   return table.concat(lines, "\n") .. "\n"
 end
