@@ -40,7 +40,8 @@ local function register(S, model, matcher, type_rules, old_types)
   for typename, rule in pairs(type_rules) do
     S:register_rule(typename, function(m, inputs, output, conventions)
       local id = hooks.ids[m]
-      return rules.apply(rule, m, S:path(id), inputs, output, { conventions = conventions })
+      local path = S:path(id)
+      return rules.apply(rule, m, path, inputs, output, rules.context(conventions, path, m.__name))
     end)
   end
   local ids, objects, ruled = {}, {}, {}
@@ -98,6 +99,8 @@ function FlopsProfiler:stop_profile()
     core.set_recorder(nil)
   end
   self.stack_error = S:check()
+  -- a type with parameters that counted nothing is a blind spot: say so (once per run)
+  if self.objects ~= nil then require("prof.opaque").report(S:modules(), self.objects) end
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
