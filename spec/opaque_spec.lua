@@ -55,6 +55,15 @@ describe("modules that counted nothing (issue 9 item 4)", function()
     f:write("return { Opaque = function(m, inputs) return { flops = 2 * inputs[1]:numel() } end }\n")
     f:close()
     profile(nn.Sequential(nn.Linear(4, 4), Opaque()), { rules = { rule } })
+    -- a rule on a parent replaces its children's ops: an Opaque inside a ruled Box counted by it
+    local box = tmp .. "/box_rule.lua"
+    f = assert(io.open(box, "w"))
+    f:write("return { Box = function() return { flops = 7 } end }\n")
+    f:close()
+    local Box = nn.Module:extend("Box")
+    function Box:init() self.inner = Opaque() end
+    function Box:forward(x) return self.inner(x) end
+    profile(nn.Sequential(Box()), { rules = { box } })
     assert.same({}, said)
   end)
 end)

@@ -6,6 +6,7 @@ local ds_optimizer = require "prof.ds_optimizer"
 local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
+local notes = require "prof.notes"
 local optim = require "prof.optim"
 local profiler = require "prof.profiler"
 
@@ -33,24 +34,14 @@ local function batch_size_of(inputs)
   return nil
 end
 
--- A config table written by hand has not met the loader's checks: the type first, in the words
--- this error has always had, then everything else ds_optimizer checks.
-local function type_of(t)
-  if type(t) == "string" then
-    local lower = t:lower()
-    if lower == "adam" or lower == "adamw" or t == "SGD" then return end
-  end
-  error(string.format('optimizer.type: expected "Adam", "AdamW" (in any case) or "SGD", got %s',
-    type(t) == "string" and string.format("%q", t) or tostring(t)), 4)  -- initialize's caller
-end
-
+-- A config table written by hand has not met the loader's checks: ds_optimizer checks it all.
 -- The optimizer deepspeed.initialize builds from the config's optimizer section when the script
 -- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua.
 local function build_optimizer(model, section)
-  type_of(section.type)
   local checked, _, err = ds_optimizer.check(section)
   if checked == nil then error(err, 3) end
-  local cls, opts = ds_optimizer.plan(checked)
+  local cls, opts, note = ds_optimizer.plan(checked)
+  if note then notes.once("optimizer", note) end
   -- level 4: errors name the line that called prof.initialize (new, here, initialize, caller)
   return optim[cls]:new(model:parameters(), opts, 4)
 end

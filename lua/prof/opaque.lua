@@ -8,15 +8,24 @@ local M = {}
 
 -- Module types (sorted) in rows (a session's S:modules()) whose every call recorded no MACs, no
 -- flops and no bytes, whose module object (objects[id]) holds parameters of its own, and that no
--- flop rule counts and no ignore list hides.
+-- flop rule counts (its own or an ancestor's: a rule replaces its children's ops too) and no
+-- ignore list hides.
 function M.find(rows, objects)
-  local seen, blind = {}, {}
+  local seen, blind, by_id = {}, {}, {}
+  for _, r in ipairs(rows) do by_id[r.id] = r end
+  local function ruled(r)
+    while r ~= nil do
+      if r.rule then return true end
+      r = r.parent and by_id[r.parent]
+    end
+    return false
+  end
   for _, r in ipairs(rows) do
     local m = objects[r.id]
     local own = m ~= nil and #(rawget(m, "_params") or {}) > 0
     local f = r.fwd
     local silent = f.calls > 0 and f.macs == 0 and f.flops == 0 and f.bytes_read == 0 and f.bytes_written == 0
-    if own and not r.rule and not r.ignored and not r.hidden then
+    if own and not r.ignored and not r.hidden and not ruled(r) then
       if seen[r.type] == nil then seen[r.type] = silent end
       seen[r.type] = seen[r.type] and silent
     end
