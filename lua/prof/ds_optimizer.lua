@@ -26,6 +26,7 @@ The C loader has checked the section's own keys (type, params, legacy_fusion) an
 each param is checked here against the constructor it would reach.
 ]]
 local core = require "prof.core"
+local notes = require "prof.notes"
 
 local M = {}
 
@@ -227,6 +228,17 @@ function M.check(section)
     return nil, "optimizer.params.max_grad_norm", "optimizer.params.max_grad_norm: not an optimizer "
       .. 'parameter in DeepSpeed: use the top-level "gradient_clipping"'
   end
+  -- "auto" (Hugging Face's placeholder): DeepSpeed's default, with a note
+  local explicit = {}
+  for k, v in pairs(params) do
+    if v == "auto" then
+      notes.once("auto:optimizer.params." .. k, string.format('optimizer.params.%s is "auto": the '
+        .. "optimizer's default is used", k))
+    else
+      explicit[k] = v
+    end
+  end
+  params = explicit
   local allowed = keys_of(kind)
   local given = {}
   for k in pairs(params) do given[#given + 1] = k end

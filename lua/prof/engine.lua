@@ -3,6 +3,7 @@
 local core = require "prof.core"
 local config = require "prof.config"
 local ds_optimizer = require "prof.ds_optimizer"
+local ds_training = require "prof.ds_training"
 local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
@@ -81,6 +82,8 @@ function M.initialize(o)
     accumulated = { forward = 0, backward = 0 },           -- this optimizer step's micro-batches
   }, Engine)
   e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
+  -- fp16 / bf16, gradient_clipping, scheduler; notes for what one process cannot apply
+  ds_training.setup(e)
   o.model:train()
   return e, optimizer
 end
@@ -108,7 +111,7 @@ function Engine:profile_window_opens()
 end
 
 function Engine:__call(...)
-  local inputs = table.pack(...)
+  local inputs = ds_training.cast_inputs(self, table.pack(...))
   if self:profile_window_opens() then
     self.profiler = flops_profiler.FlopsProfiler(self.module, self,
       config.value("flops_profiler.recompute_fwd_factor"))
@@ -128,8 +131,7 @@ end
 
 function Engine:backward(loss)
   local t0 = now_s()
-  local scale = self.gradient_accumulation_steps
-  if scale > 1 then loss = loss / scale end
+  loss = ds_training.scale_loss(self, loss)
   loss:backward()
   self.timers.backward = now_s() - t0
   self.accumulated.backward = self.accumulated.backward + self.timers.backward
@@ -142,8 +144,7 @@ function Engine:step()
   local S = self.profiler and self.profiler.S
   if boundary and self.optimizer ~= nil then
     if S then S:set_phase("step") end
-    self.optimizer:step()
-    self.optimizer:zero_grad()
+    ds_training.optimizer_step(self)
     if S then S:set_phase("forward") end
   end
   self.timers.step = now_s() - t0
