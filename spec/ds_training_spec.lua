@@ -285,6 +285,10 @@ describe("DeepSpeed's training sections in the engine (issue 9 item 19)", functi
       assert.equal(1e-3, engine.optimizer.param_groups[1].lr)
       assert.equal(0, engine.clip)
       assert.equal(3, #said)
+      -- fp16.enabled "auto" passes the loader and means off (DeepSpeed's default), with a note
+      _, engine = train({ 'fp16={"enabled": "auto", "loss_scale_window": "auto"}' }, batches(1))
+      assert.is_nil(engine.scaler)
+      assert.truthy(said[4]:find('fp16.enabled is "auto"', 1, true), said[4])
     end)
   end)
 end)

@@ -20,8 +20,12 @@ local notes = require "prof.notes"
 
 local M = {}
 
-local function enabled(section)
-  return type(section) == "table" and section.enabled == true
+local function enabled(section, name)
+  if type(section) ~= "table" then return false end
+  if section.enabled == "auto" and name then
+    notes.once("auto:" .. name .. ".enabled", name .. '.enabled is "auto": DeepSpeed\'s default is used (false)')
+  end
+  return section.enabled == true
 end
 
 -- Sections DeepSpeed applies that change nothing on one profrun process, and why.
@@ -64,9 +68,10 @@ end
 -- The dtype fp16 / bf16 ask for, or nil.
 local function dtype()
   local fp16, bf16 = config.value("fp16"), config.value("bf16") or config.value("bfloat16")
-  if enabled(fp16) and enabled(bf16) then error("fp16 and bf16 cannot both be enabled (DeepSpeed refuses it)", 0) end
-  if enabled(fp16) then return "float16" end
-  if enabled(bf16) then return "bfloat16" end
+  local f, b = enabled(fp16, "fp16"), enabled(bf16, "bf16")
+  if f and b then error("fp16 and bf16 cannot both be enabled (DeepSpeed refuses it)", 0) end
+  if f then return "float16" end
+  if b then return "bfloat16" end
   return nil
 end
 
