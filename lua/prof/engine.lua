@@ -35,9 +35,9 @@ local function batch_size_of(inputs)
   return nil
 end
 
--- A config table written by hand has not met the loader's checks: ds_optimizer checks it all.
 -- The optimizer deepspeed.initialize builds from the config's optimizer section when the script
--- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua.
+-- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua,
+-- which also checks a config table written by hand (the loader has not seen it).
 local function build_optimizer(model, section)
   local checked, _, err = ds_optimizer.check(section)
   if checked == nil then error(err, 3) end
@@ -52,9 +52,12 @@ prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.
 (engine first). config: a table from prof.config.load, else profrun's config. Without
 optimizer=, the config's optimizer section builds one (above); without either the engine steps
 no optimizer. The engine:
-  engine(...)            forward (the model's own arguments)
-  engine:backward(loss)  loss:backward()
-  engine:step()          optimizer step, zero_grad; profiles and prints at flops_profiler.profile_step
+  engine(...)            forward (the model's own arguments; in the fp16/bf16 dtype on meta)
+  engine:backward(loss)  (loss / gradient_accumulation_steps x the fp16 loss scale):backward()
+  engine:step()          at a gradient-accumulation boundary: the optimizer step (skipped on an
+                         fp16 overflow; unscaled, clipped, then the scheduler), zero_grad; profiles
+                         and prints at flops_profiler.profile_step (profile_window_opens)
+The DeepSpeed sections around the step are lua/prof/ds_training.lua's.
 ]]
 function M.initialize(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
