@@ -293,6 +293,8 @@ static int check_object(const Loader *L, const cJSON *obj, const char *path) {
     if (profC_deepspeed_keys(sub) != NULL && !cJSON_IsObject(item) && !cJSON_IsNull(item))
       return fail(L, sub, "%s: expected an object, got %s", sub, describe(item, got, sizeof got));
     type = profC_deepspeed_type(sub);
+    /* "auto" (Hugging Face's placeholder) means DeepSpeed's default: the engine says so */
+    if (cJSON_IsString(item) && strcmp(item->valuestring, "auto") == 0) type = -1;
     if (type == PROF_CONFIG_BOOL) {
       int b;
       TRY(read_bool(L, item, sub, &b));

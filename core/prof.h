@@ -757,6 +757,9 @@ typedef struct prof_Config {
      when there are none. An optimizer section without a type is left out (DeepSpeed builds
      nothing from it). */
   prof_JsonValue *deepspeed;
+  /* flops_profiler.detailed_backward (false): the deepspeed tree prints each module's measured
+     backward too; here, not in prof_FlopsConfig, because the struct grows at its end */
+  int detailed_backward;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */

@@ -7,7 +7,8 @@
 -- Columns: FLOPs and bytes (read + written) of the forward, intensity in FLOP/B, achieved FLOPS and
 -- B/s over the forward latency, those as % of the peaks, % of the roof (roofline time / measured
 -- time: below 10 % is overhead-bound) and the bound; a * marks a bound expected from intensity
--- alone (nothing timed, as on meta).
+-- alone (nothing timed, as on meta). Under deepspeed conventions the FLOPs column is theirs but the
+-- roofline columns use the exact count (m.exact_flops), and say n/a where it was not measured.
 local roofline = require "prof.roofline"
 local units = require "prof.report.units"
 local tree = require "prof.report.tree"
@@ -54,8 +55,10 @@ function M.render(profile, opts)
   local peaks = M.peaks(profile, opts)
   local root = tree.root(profile)
   local rows, expected = { M.HEADERS }, false
+  local exact, unknown = false, false
   for _, rec in ipairs(tree.shown(profile)) do
     local m = rec.module
+    if m.exact_flops == false then unknown = true elseif m.exact_flops ~= nil then exact = true end
     local d, up = 0, rec.parent
     while up do d, up = d + 1, up.parent end
     local r = roofline.classify(m, peaks)
@@ -95,6 +98,17 @@ function M.render(profile, opts)
   if expected then
     lines[#lines + 1] = ""
     lines[#lines + 1] = "* expected from intensity alone: nothing was timed"
+  end
+  if exact then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "FLOPs as " .. tostring(profile.conventions) .. " conventions count them; FLOP/B, "
+      .. "achieved FLOPS and the bound from the exact count of the same forward"
+  end
+  if unknown then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "n/a: " .. tostring(profile.conventions) .. " conventions count some work as 0 "
+      .. "(tanh, losses, operators), so the roofline needs the exact count: get_model_profile measures it, "
+      .. "elsewhere set flops_profiler.conventions to exact"
   end
   return table.concat(lines, "\n") .. "\n"
 end

@@ -120,7 +120,14 @@ end
 
 -- PyTorch's Module.__repr__ over the shown tree, with extra_repr(m) supplying each module's text.
 -- A module with fold = true prints runs of identical consecutive children once, as torch 2.x's
--- ModuleList does: "(0-23): 24 x BertLayer(...)" (keeping its own extra_repr line, unlike torch).
+-- ModuleList does: "(0-23): 24 x BertLayer(each: ...)" (keeping its own extra_repr line, unlike
+-- torch). "each:" says the numbers are one layer's, not the run's total.
+local function each(text)
+  local open = text:find("(", 1, true)
+  local sep = text:sub(open + 1, open + 1) == "\n" and "each:" or "each: "
+  return text:sub(1, open) .. sep .. text:sub(open + 1)
+end
+
 function M.repr(profile, extra_repr, m)
   m = m or profile.modules[1]
   local extra = extra_repr(m) or ""
@@ -135,13 +142,15 @@ function M.repr(profile, extra_repr, m)
     if m.fold then
       while j < #kids and texts[j + 1] == texts[i] do j = j + 1 end
     end
-    local head
+    local head, text
+    text = texts[i]
     if j > i then
       head = string.format("(%s-%s): %d x ", kids[i].name, kids[j].name, j - i + 1)
+      text = each(text)
     else
       head = "(" .. kids[i].name .. "): "
     end
-    child_lines[#child_lines + 1] = head .. M.addindent(texts[i], 2)
+    child_lines[#child_lines + 1] = head .. M.addindent(text, 2)
     i = j + 1
   end
   local s = m.type .. "("
