@@ -10,6 +10,7 @@ local module = require "prof.nn.module"
 local notes = require "prof.notes"
 local optim = require "prof.optim"
 local profiler = require "prof.profiler"
+local schedule = require "prof.schedule"
 
 local M = {}
 
@@ -78,6 +79,7 @@ function M.initialize(o)
     gradient_accumulation_steps = config.value("gradient_accumulation_steps") or 1,
     profile_enabled = fp.enabled == true,
     profile_step = fp.profile_step or 1,
+    flops_schedule = schedule.at_step(fp.profile_step or 1),
     wall_clock_breakdown = config.value("wall_clock_breakdown") == true or fp.enabled == true,
     mp_size = config.value("parallel.model_parallel_size") or 1,
     world_size = 1,
@@ -97,7 +99,8 @@ function Engine:profiling()
 end
 
 --[[
-The flops profiler's window, in one place (the schedule machinery may take it over). What it
+The flops profiler's window, in one place: schedule.at_step(profile_step) on the schedule machinery
+the activity profiler uses (step profile_step is RECORD_AND_SAVE). What it
 covers, under gradient accumulation (GAS micro-batches per optimizer step):
 * the LAST micro-batch of optimizer step profile_step: its forward, its backward and the optimizer
   step that follows. Module counts and fwd/bwd latency are one micro-batch's, as in DeepSpeed,
@@ -109,7 +112,8 @@ covers, under gradient accumulation (GAS micro-batches per optimizer step):
 Returns true when the forward about to run opens the window.
 ]]
 function Engine:profile_window_opens()
-  return self.profile_enabled and self.profiler == nil and self.global_steps == self.profile_step
+  return self.profile_enabled and self.profiler == nil
+    and self.flops_schedule(self.global_steps) == schedule.RECORD_AND_SAVE
     and self.micro_steps % self.gradient_accumulation_steps == self.gradient_accumulation_steps - 1
 end
 
