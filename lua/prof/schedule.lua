@@ -30,7 +30,7 @@ skip_first_wait skips the first cycle's wait; then cycles of wait NONE, warmup W
 RECORD and one RECORD_AND_SAVE; after `repeat` cycles (float division, as torch) NONE forever,
 and repeat=0 cycles until the profiler stops.
 ]]
-local function make(o)
+local function machine(o)
   local wait = nonneg(o, "wait", 0, 0)
   local warmup = nonneg(o, "warmup", 0, 0)
   local active = nonneg(o, "active", nil, 1)
@@ -54,7 +54,7 @@ end
 
 function M.schedule(o)
   if type(o) ~= "table" then error("schedule: expects {wait=, warmup=, active=, ...}", 2) end
-  local fn, warmup = make(o)
+  local fn, warmup = machine(o)
   if warmup == 0 then
     M.warn("Profiler won't be using warmup, this can skew profiler results")
   end
@@ -67,7 +67,7 @@ profile_step), every other step NONE. The engine asks it at each optimizer step;
 wanted (the flops profiler counts, it does not time a cold start), so none is warned about.
 ]]
 function M.at_step(k)
-  return (make{ skip_first = k, active = 1, ["repeat"] = 1 })
+  return (machine{ skip_first = k, active = 1, ["repeat"] = 1 })
 end
 
 -- Without a schedule every step records (torch's _default_schedule_fn).
