@@ -1,5 +1,6 @@
--- errors.lua — error messages that say which module of the model failed.
+-- errors.lua — error messages that say which module of the model failed, and script tracebacks.
 local module = require "prof.nn.module"
+local paths = require "prof.paths"
 
 local M = {}
 
@@ -23,10 +24,116 @@ function M.with_module_context(msg)
   return string.format("in module '%s' (%s): %s", path, m.__name, msg)
 end
 
--- Message handler for whole scripts: module context plus a Lua traceback.
+--[[
+A traceback must cost little however deep the stack: debug.getinfo(level) walks `level` frames,
+so reading every frame of a 200,000-deep stack overflow is quadratic (minutes). Only the INNER
+frames nearest the error and the OUTER ones nearest the main chunk are read, as luaL_traceback
+does; the depth between is found by doubling then bisecting.
+]]
+local INNER, OUTER = 24, 8
+
+local package_dir = paths.root .. "/lua/prof/"
+
+-- Whether a frame is profrun's own (its Lua package, or C): hidden unless --verbose.
+local function internal(info)
+  if info.what == "C" then return true end
+  return info.source:sub(1, 1) == "@" and info.source:sub(2, #package_dir + 1) == package_dir
+end
+
+local function where(info)
+  local src = info.source:sub(1, 1) == "@" and info.source:sub(2) or info.short_src
+  if info.currentline and info.currentline > 0 then return src .. ":" .. info.currentline end
+  return src
+end
+
+local function frame_line(info)
+  local what
+  if info.what == "main" then
+    what = "main chunk"
+  elseif info.name ~= nil then
+    what = string.format("%s '%s'", info.namewhat ~= "" and info.namewhat ~= "global"
+      and info.namewhat or "function", info.name)
+  elseif info.what == "C" then
+    what = "?"
+  else
+    what = string.format("function <%s:%d>", where({ source = info.source,
+      short_src = info.short_src }), info.linedefined)
+  end
+  local at = info.what == "C" and "[C]" or where(info)
+  return "\t" .. at .. ": in " .. what
+end
+
+-- The deepest level that exists, from level `from` (which does): O(depth log depth) in all.
+local function last_level(from)
+  local lo, hi = from, from + 1
+  while debug.getinfo(hi, "l") ~= nil do
+    lo = hi
+    hi = hi * 2
+  end
+  while hi - lo > 1 do
+    local mid = (lo + hi) // 2
+    if debug.getinfo(mid, "l") ~= nil then lo = mid else hi = mid end
+  end
+  return lo
+end
+
+--[[
+The traceback of the caller's stack from level (1: the caller of traceback): the script's frames
+with profrun's own left out (counted) unless verbose; at most INNER + OUTER frames are read.
+Returns the lines and the innermost frame that is the script's (nil when none was read).
+]]
+function M.traceback_lines(level, verbose)
+  level = level + 2   -- as add and last_level count: they run one call below this function
+  local lines, hidden, first_user = {}, 0, nil
+  local last = last_level(level)
+  local function add(l)
+    local info = debug.getinfo(l, "Sln")
+    if info == nil then return end
+    if internal(info) and not verbose then
+      hidden = hidden + 1
+      return
+    end
+    if first_user == nil and not internal(info) then first_user = info end
+    lines[#lines + 1] = frame_line(info)
+  end
+  if last - level + 1 <= INNER + OUTER then
+    for l = level, last do add(l) end
+  else
+    for l = level, level + INNER - 1 do add(l) end
+    lines[#lines + 1] = string.format("\t... (%d frames skipped)", last - level + 1 - INNER - OUTER)
+    for l = last - OUTER + 1, last do add(l) end
+  end
+  if hidden > 0 then
+    lines[#lines + 1] = string.format("\t(%d frames of profrun hidden; --verbose shows them)", hidden)
+  end
+  return lines, first_user
+end
+
+--[[
+The message handler profrun runs scripts under: module context, then "stack traceback:" with the
+script's frames. A message placed in profrun's own files ("…/lua/prof/tensor.lua:14: …") is
+placed at the script's innermost frame instead, unless verbose: that is the line to fix.
+]]
+function M.script_traceback(verbose)
+  return function(msg)
+    if type(msg) ~= "string" then msg = tostring(msg) end
+    msg = M.with_module_context(msg)
+    local lines, user = M.traceback_lines(2, verbose)
+    if not verbose and user ~= nil then
+      local head, rest = msg:match("^(in module [^:]*: )(.*)$")
+      if head == nil then head, rest = "", msg end
+      local src = rest:match("^(.-):%d+: ")
+      if src ~= nil and (src:sub(1, #package_dir) == package_dir) then
+        msg = head .. where(user) .. ": " .. rest:gsub("^.-:%d+: ", "", 1)
+      end
+    end
+    return msg .. "\nstack traceback:\n" .. table.concat(lines, "\n")
+  end
+end
+
+-- Message handler for whole scripts: module context plus every frame's traceback.
 function M.traceback(msg)
-  if type(msg) ~= "string" then msg = tostring(msg) end
-  return debug.traceback(M.with_module_context(msg), 2)
+  return M.script_traceback(true)(msg)
 end
 
 return M

@@ -140,10 +140,13 @@ function Module.__call(self, ...)
 end
 
 -- The innermost module whose call is on the Lua stack (from a message handler, before the stack
--- unwinds), or nil.
+-- unwinds), or nil. Only the INNERMOST_FRAMES nearest the error are looked at: debug.getinfo
+-- walks `level` frames, so reading all of a deep stack (a stack overflow) would be quadratic.
+M.INNERMOST_FRAMES = 200
+
 function M.innermost(level)
   level = (level or 1) + 1
-  while true do
+  for _ = 1, M.INNERMOST_FRAMES do
     local info = debug.getinfo(level, "f")
     if info == nil then return nil end
     if info.func == Module.__call or info.func == call_ruled then
@@ -152,6 +155,7 @@ function M.innermost(level)
     end
     level = level + 1
   end
+  return nil
 end
 
 function Module.__tostring(self)
