@@ -131,9 +131,7 @@ function M.script_traceback(verbose)
   end
 end
 
--- Message handler for whole scripts: module context plus every frame's traceback.
-function M.traceback(msg)
-  return M.script_traceback(true)(msg)
-end
+-- Message handler for whole scripts: module context plus every frame's traceback (prof.traceback).
+M.traceback = M.script_traceback(true)
 
 return M
