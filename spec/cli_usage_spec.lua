@@ -266,6 +266,20 @@ describe("issue 10 item 11: what cannot be a path or a key is refused", function
     assert.same({ "nul.json" }, run.list(tmp))
   end)
 
+  it("a NUL in an output_file the script passes writes nothing, not a file at the cut path", function()
+    local script = tmp .. "/nul_out.lua"
+    local f = assert(io.open(script, "w"))
+    f:write('local prof = require "prof"\nlocal models = require "prof.models"\n'
+      .. "prof.get_model_profile { model = models.lenet5(), input_shape = { 2, 1, 32, 32 },\n"
+      .. '  output_file = "' .. tmp .. '/cut\\0x.json" }\n')
+    f:close()
+    local r = run.profrun({ script })
+    assert.equal(1, r.code)
+    assert.truthy(env.has(r.stderr, tmp .. "/cut\\0...: a path cannot hold a NUL byte; nothing written"),
+      r.stderr)
+    assert.same({ "nul_out.lua" }, run.list(tmp))
+  end)
+
   it("a NUL in a key is refused instead of read as the key before it", function()
     local cfg = tmp .. "/nulkey.json"
     local f = assert(io.open(cfg, "w"))

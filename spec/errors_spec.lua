@@ -68,6 +68,39 @@ describe("script errors (issue 9 item 13)", function()
       r.stderr)
   end)
 
+  it("in a custom forward, the sibling that returned nil is named beside the one that got it", function()
+    local path = script("nil_sibling.lua", table.concat({
+      'local prof = require "prof"',
+      'local nn = require "prof.nn"',
+      'local Broken = nn.Module:extend("Broken")',
+      "function Broken.init() end",
+      "function Broken.forward(_, x) local _ = x end   -- forgets to return",
+      'local Net = nn.Module:extend("Net")',
+      "function Net:init() self.a = Broken() self.b = nn.Linear(4, 2) end",
+      "function Net:forward(x) local y = self.b(self.a(x)) return y end",
+      "prof.get_model_profile { model = Net(), input_shape = { 1, 4 } }",
+    }, "\n"))
+    -- the message is placed at the forward's line 8 (linear.lua's line with --verbose)
+    local r = run.profrun({ path })
+    assert.equal(1, r.code)
+    assert.truthy(env.has(r.stderr, "profrun: in module 'b' (Linear): " .. path .. ":8: bad argument "
+      .. "#1 to 'linear' (prof.Tensor expected, got nil) (module 'a' (Broken) returned nil just "
+      .. "before: does its forward return its output?)"), r.stderr)
+    -- and a nil that no sibling returned gets no such hint
+    path = script("nil_input.lua", table.concat({
+      'local prof = require "prof"',
+      'local nn = require "prof.nn"',
+      'local Net = nn.Module:extend("Net")',
+      "function Net:init() self.a = nn.Linear(4, 4) self.b = nn.Linear(4, 2) end",
+      "function Net:forward(x) local _ = self.a(x) return self.b(nil) end",
+      "prof.get_model_profile { model = Net(), input_shape = { 1, 4 } }",
+    }, "\n"))
+    r = run.profrun({ path })
+    assert.equal(1, r.code)
+    assert.truthy(env.has(r.stderr, "in module 'b' (Linear): "), r.stderr)
+    assert.falsy(env.has(r.stderr, "returned nil just before"), r.stderr)
+  end)
+
   it("tracebacks show the script's frames; profrun's only with --verbose", function()
     local bad = FIX .. "/bad_shape.lua"
     local r = run.profrun({ bad })

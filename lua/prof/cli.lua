@@ -136,6 +136,7 @@ local function run_script(o)
   -- engine's steps drive its schedule), started here so the script needs no change
   local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil
   if profiler then profiler.start_global(config.value("profiler")) end
+  errors.verbose = o.verbose == true   -- messages inside the model's calls too
   local ok, e = xpcall(chunk, errors.script_traceback(o.verbose), table.unpack(o.args))
   if profiler then
     local pok, perr = pcall(profiler.stop_global, ok)

@@ -13,17 +13,6 @@ function M.module_path(m)
   return m:path()
 end
 
--- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
-function M.with_module_context(msg)
-  local m = module.innermost(2)
-  if m == nil or type(msg) ~= "string" or msg:find("^in module ") then return msg end
-  local path = M.module_path(m)
-  if path == "" then
-    return string.format("in module %s (the model): %s", m.__name, msg)
-  end
-  return string.format("in module '%s' (%s): %s", path, m.__name, msg)
-end
-
 --[[
 A traceback must cost little however deep the stack: debug.getinfo(level) walks `level` frames,
 so reading every frame of a 200,000-deep stack overflow is quadratic (minutes). Only the INNER
@@ -61,6 +50,50 @@ local function frame_line(info)
   end
   local at = info.what == "C" and "[C]" or where(info)
   return "\t" .. at .. ": in " .. what
+end
+
+-- Whether messages and tracebacks show profrun's own files and frames (profrun --verbose).
+M.verbose = false
+
+-- A message placed in profrun's files ("…/lua/prof/nn/linear.lua:47: …") is placed at the
+-- innermost frame of the user's code among the INNER above level instead (level 1: the caller
+-- of place), unless verbose (default: M.verbose): that is the line to fix. Returns msg unchanged
+-- otherwise.
+function M.place(msg, level, verbose)
+  if verbose == nil then verbose = M.verbose end
+  if verbose or type(msg) ~= "string" then return msg end
+  local src = msg:match("^(.-):%d+: ")
+  if src == nil or src:sub(1, #package_dir) ~= package_dir then return msg end
+  for l = level + 1, level + INNER do
+    local info = debug.getinfo(l, "Sl")
+    if info == nil then break end
+    if not internal(info) and info.currentline > 0 then
+      return where(info) .. ": " .. msg:gsub("^.-:%d+: ", "", 1)
+    end
+  end
+  return msg
+end
+
+local function describe(m)
+  local path = M.module_path(m)
+  if path == "" then return m.__name .. " (the model)" end
+  return string.format("'%s' (%s)", path, m.__name)
+end
+
+-- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
+-- When the error is about a nil and the module call that returned just before returned nil, that
+-- module is named too: the module that received the nil is rarely the one to fix.
+function M.with_module_context(msg)
+  local m = module.innermost(2)
+  if m == nil or type(msg) ~= "string" or msg:find("^in module ") then return msg end
+  local culprit = hooks.returned_nil
+  -- a sibling's output is what a forward passes on; any other module's nil is not this one's input
+  if culprit ~= nil and culprit ~= m and rawget(culprit, "_parent") == rawget(m, "_parent")
+      and (msg:find("got nil", 1, true) or msg:find("a nil value", 1, true)) then
+    msg = string.format("%s (module %s returned nil just before: does its forward return its output?)",
+      msg, describe(culprit))
+  end
+  return "in module " .. describe(m) .. ": " .. M.place(msg, 2)
 end
 
 -- The deepest level that exists, from level `from` (which does): O(depth log depth) in all.
@@ -117,16 +150,8 @@ placed at the script's innermost frame instead, unless verbose: that is the line
 function M.script_traceback(verbose)
   return function(msg)
     if type(msg) ~= "string" then msg = tostring(msg) end
-    msg = M.with_module_context(msg)
-    local lines, user = M.traceback_lines(2, verbose)
-    if not verbose and user ~= nil then
-      local head, rest = msg:match("^(in module [^:]*: )(.*)$")
-      if head == nil then head, rest = "", msg end
-      local src = rest:match("^(.-):%d+: ")
-      if src ~= nil and (src:sub(1, #package_dir) == package_dir) then
-        msg = head .. where(user) .. ": " .. rest:gsub("^.-:%d+: ", "", 1)
-      end
-    end
+    msg = M.with_module_context(M.place(msg, 2, verbose))
+    local lines = M.traceback_lines(2, verbose)
     return msg .. "\nstack traceback:\n" .. table.concat(lines, "\n")
   end
 end
