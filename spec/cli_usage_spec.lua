@@ -121,6 +121,19 @@ describe("profrun usage errors (issue 9)", function()
       assert.equal("fwd_macs 717200\n", r.stdout)
     end)
 
+    it("a path given by --set is read against the working directory, as typed", function()
+      -- LeNet5 under deepspeed_meta.json (in spec/fixtures/cli) with the rule: 811,200 + 2,000
+      local r = run.profrun({ "--set", 'flops_profiler.rules=["near_config/linear_1k.lua"]',
+        "--set", "report.script=near_config/macs_report.lua", META, LENET }, FIX)
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("fwd_macs 813200\n", r.stdout)
+      r = run.profrun({ "--set", 'flops_profiler.rules=["near_config/linear_1k.lua"]', META, LENET }, tmp)
+      assert.equal(2, r.code)
+      assert.truthy(env.has(r.stderr, "--set flops_profiler.rules=[\"near_config/linear_1k.lua\"]: "
+        .. "flops_profiler.rules[1]: flop rule script 'near_config/linear_1k.lua' not found "
+        .. "(searched 'near_config/linear_1k.lua', '" .. ROOT .. "/scripts/rules/near_config/linear_1k.lua')"))
+    end)
+
     it("a name not beside the config is looked up in scripts/<kind>/", function()
       -- "megatron" is scripts/rules/megatron.lua; LeNet5 has none of its types, so the run only
       -- has to find it (a warning about unused types comes from item 14, not here)
@@ -153,6 +166,23 @@ describe("profrun usage errors (issue 9)", function()
       r = run.profrun({ script, "one", "two" })
       assert.equal(0, r.code, r.stderr)
       assert.equal("meta\tone\ttwo\n", r.stdout)
+    end)
+
+    it("every example runs without a config", function()
+      local h = io.popen("ls " .. run.quote(ROOT .. "/examples") .. "/*.lua")
+      local n = 0
+      for path in h:lines() do
+        local args = { path }
+        if path:match("model_profile%.lua$") then args[2], args[3] = "--model", "lenet5" end
+        local r = run.profrun(args, tmp)
+        assert.equal(0, r.code, path .. ": " .. tostring(r.stderr))
+        n = n + 1
+      end
+      h:close()
+      assert.is_true(n >= 8)
+      -- only trace_loop.lua writes, as torch's tutorial does: its traces under ./log
+      local left = run.list(tmp)
+      assert.same({ "log" }, left)
     end)
 
     it("--model nope suggests a command that works, and that command works", function()
