@@ -155,6 +155,15 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
+  describe("item 10's check reads nothing from the script", function()
+    it("a script from bash's <(...) (a pipe opened twice: checked, then loaded) runs whole", function()
+      local cmd = run.quote(run.PROFRUN) .. " " .. run.quote(META) .. [[ <(printf 'print("from a pipe")\n')]]
+      local r = run.sh("timeout 60 bash -c " .. run.quote(cmd))
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("from a pipe\n", r.stdout)
+    end)
+  end)
+
   describe("item 11: the config is optional", function()
     it("profrun SCRIPT.lua runs with the built-in defaults", function()
       -- the defaults: device meta under profrun, exact conventions, detailed tree

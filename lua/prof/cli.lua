@@ -3,6 +3,7 @@ local core = require "prof.core"
 local config = require "prof.config"
 local errors = require "prof.errors"
 local output = require "prof.output"
+local paths = require "prof.paths"
 
 local M = {}
 
@@ -110,13 +111,9 @@ local function check_script(path)
     return nil, string.format("cannot open script '%s': %s", path,
       (tostring(err):gsub("^.-: ", "")))
   end
-  local ok, rerr = f:read(0)
   f:close()
-  if ok == nil and rerr ~= nil then
-    if rerr:find("Is a directory", 1, true) then
-      return nil, string.format("script '%s' is a directory, expected a Lua file", path)
-    end
-    return nil, string.format("cannot read script '%s': %s", path, rerr)
+  if paths.is_directory(path) then
+    return nil, string.format("script '%s' is a directory, expected a Lua file", path)
   end
   return true
 end

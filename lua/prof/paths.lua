@@ -7,14 +7,21 @@ M.root = here:match("^(.*)/lua/prof/paths%.lua$") or "."
 M.scripts = M.root .. "/scripts"
 M.configs = M.root .. "/configs"
 
+-- Whether path is a directory. Linux opens one for reading like a file; "path/." opens only
+-- when it is one (and reading nothing keeps a pipe such as <(...) intact for its reader).
+function M.is_directory(path)
+  local f = io.open(path .. "/.", "r")
+  if f == nil then return false end
+  f:close()
+  return true
+end
+
 -- Whether path names a file this process can read (a directory is not one).
 function M.readable(path)
   local f = io.open(path, "r")
   if f == nil then return false end
-  -- Linux opens a directory for reading; the first read says what it is
-  local ok, err = f:read(0)
   f:close()
-  return ok ~= nil or err == nil
+  return not M.is_directory(path)
 end
 
 -- The folder that holds file path ("." for a bare name), without its trailing slash.
