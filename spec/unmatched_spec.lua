@@ -39,6 +39,12 @@ describe("unmatched ignore entries and rule types", function()
     }, lines)
   end)
 
+  it("takes classes as their type names", function()
+    local nn = require "prof.nn"
+    profile({ ignore_modules = { nn.Tanh, nn.Dropout } })
+    assert.same({ "profrun: warning: ignore_modules[2] 'Dropout' matches no module of LeNet5" }, lines)
+  end)
+
   it("says 'Dropuot' meant Dropout, and says it once per run", function()
     local nn = require "prof.nn"
     local model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Linear(4, 2))

@@ -111,13 +111,13 @@ local function last_level(from)
 end
 
 --[[
-The traceback of the caller's stack from level (1: the caller of traceback): the script's frames
-with profrun's own left out (counted) unless verbose; at most INNER + OUTER frames are read.
-Returns the lines and the innermost frame that is the script's (nil when none was read).
+The traceback lines of the caller's stack from level (1: the caller of traceback_lines): the
+script's frames, profrun's own left out (and counted) unless verbose; at most INNER + OUTER frames
+are read.
 ]]
 function M.traceback_lines(level, verbose)
   level = level + 2   -- as add and last_level count: they run one call below this function
-  local lines, hidden, first_user = {}, 0, nil
+  local lines, hidden = {}, 0
   local last = last_level(level)
   local function add(l)
     local info = debug.getinfo(l, "Sln")
@@ -126,7 +126,6 @@ function M.traceback_lines(level, verbose)
       hidden = hidden + 1
       return
     end
-    if first_user == nil and not internal(info) then first_user = info end
     lines[#lines + 1] = frame_line(info)
   end
   if last - level + 1 <= INNER + OUTER then
@@ -139,13 +138,12 @@ function M.traceback_lines(level, verbose)
   if hidden > 0 then
     lines[#lines + 1] = string.format("\t(%d frames of profrun hidden; --verbose shows them)", hidden)
   end
-  return lines, first_user
+  return lines
 end
 
 --[[
-The message handler profrun runs scripts under: module context, then "stack traceback:" with the
-script's frames. A message placed in profrun's own files ("…/lua/prof/tensor.lua:14: …") is
-placed at the script's innermost frame instead, unless verbose: that is the line to fix.
+The message handler profrun runs scripts under: the message placed at the script's line (M.place)
+with its module context, then "stack traceback:" with the script's frames (all with verbose).
 ]]
 function M.script_traceback(verbose)
   return function(msg)
