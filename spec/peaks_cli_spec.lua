@@ -41,6 +41,29 @@ describe("peaks at the command line (issue 9 item 21)", function()
     assert.is_false(run.exists(tmp .. "/cache"))
   end)
 
+  it("nor does the roofline report script, asked for a meta profile without peaks", function()
+    local script = tmp .. "/render.lua"
+    local f = assert(io.open(script, "w"))
+    f:write(table.concat({
+      'local prof = require "prof"',
+      'local models = require "prof.models"',
+      'local T = require "prof.tensor"',
+      "local model = models.lenet5()",
+      "local p = prof.FlopsProfiler(model)",
+      "p:start_profile()",
+      "model(T.empty({ 2, 1, 32, 32 }))",
+      "p:stop_profile()",
+      'io.write(require("prof.report").render_profile(p:profile(), { format = "roofline" }))',
+    }, "\n"))
+    f:close()
+    local r = profrun_cached(tmp .. "/cache", { script })
+    assert.equal(1, r.code)
+    assert.truthy(env.has(r.stderr, "this machine's peaks are not measured yet (profrun --peaks "
+      .. "measures them)"), r.stderr)
+    assert.falsy(env.has(r.stderr, "measuring this machine"))
+    assert.is_false(run.exists(tmp .. "/cache"))
+  end)
+
   it("profrun --peaks measures, caches under $XDG_CACHE_HOME/profrun and shows it", function()
     local cache = tmp .. "/cache"
     local r = profrun_cached(cache, { "--peaks" })
