@@ -304,9 +304,15 @@ static int l_recorder(lua_State *L) {
 }
 
 static int l_write_atomic(lua_State *L) {
-  size_t len;
-  const char *path = luaL_checkstring(L, 1);
+  size_t len, path_len;
+  const char *path = luaL_checklstring(L, 1, &path_len);
   const char *data = luaL_checklstring(L, 2, &len);
+  /* C would cut "out\0x.json" to "out" and write there: refused, nothing written */
+  if (strlen(path) != path_len) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s\\0...: a path cannot hold a NUL byte; nothing written", path);
+    return 2;
+  }
   prof_State *S = prof_new(NULL, NULL);
   if (S == NULL) return luaL_error(L, "out of memory");
   int rc = prof_write_file_atomic(S, path, data, len);

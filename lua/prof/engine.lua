@@ -163,6 +163,10 @@ function Engine:step()
   if self.profiler ~= nil then self:print_profile() end
   self.accumulated = { forward = 0, backward = 0 }   -- the next optimizer step's micro-batches
   self.global_steps = self.global_steps + 1
+  -- steps towards the profiled one have an end, hence an ETA; others just a rate
+  self.progress = self.progress or require("prof.progress").new({
+    total = self.profile_enabled and self.profile_step + 1 or nil })
+  self.progress:tick(self.global_steps)
   profiler.engine_step()   -- the config's activity profiler, when profrun started one
 end
 
@@ -191,6 +195,7 @@ function Engine:summary()
 end
 
 function Engine:print_profile()
+  if self.progress then self.progress:finish() end   -- the report starts on a clean line
   local p = self.profiler
   p:stop_profile()
   local ok, err = pcall(p.print_model_profile, p, { extra = self:summary() })

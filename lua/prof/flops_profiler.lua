@@ -81,6 +81,7 @@ function FlopsProfiler:start_profile(ignore_list)
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
   self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
     type_rules, self.rule_types or {})
+  require("prof.unmatched").check(self.model, list, type_rules)
   self.rule_types = {}
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
@@ -220,7 +221,8 @@ end
 -- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=}
 -- (DeepSpeed's positional order is accepted too). The config supplies what the call leaves out.
 function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
-  if not self.started then return end
+  -- after end_profile nothing is left to print: raise as get_total_flops does, not print nothing
+  if self.S == nil then error("FlopsProfiler: call start_profile first", 2) end
   if type(opts) ~= "table" then
     opts = { profile_step = opts, module_depth = module_depth, top_modules = top_modules,
              detailed = detailed, output_file = output_file }
@@ -232,10 +234,14 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   extra.exact_flops = extra.exact_flops or opts.exact_flops
   local profile = self:profile(extra)
   if format == "json" or format == "roofline" then
-    -- the roofline verdict needs this machine's peaks (measured once, then cached)
-    local peaks, err = require("prof.peaks").get()
-    if peaks == nil then error("roofline: " .. tostring(err), 0) end
-    require("prof.roofline").annotate(profile, peaks)
+    -- the roofline verdict needs this machine's peaks (measured once, then cached; never on
+    -- meta, where the JSON goes without them)
+    local peaks, err = require("prof.peaks").for_device(self.device)
+    if peaks ~= nil then
+      require("prof.roofline").annotate(profile, peaks)
+    elseif format == "roofline" or self.device ~= "meta" then
+      error("roofline: " .. tostring(err), 0)
+    end
   end
   local text = report.render_profile(profile, {
     format = format,
@@ -310,9 +316,7 @@ function M.get_model_profile(o)
   model:eval()
   local args = o.args or {}
   if o.input_shape ~= nil then
-    if type(o.input_shape) ~= "table" or #o.input_shape < 1 then
-      error("get_model_profile: input_shape must be a non-empty list of sizes", 2)
-    end
+    require("prof.nn.args").check_shape("get_model_profile", "input_shape", o.input_shape)
     local p = model:parameters()[1]
     args = { core.empty(o.input_shape, p and p.dtype, p and p.device) }
   end

@@ -17,10 +17,10 @@ local M = {}
 
 -- "megatron" -> scripts/rules/megatron.lua; a path is used as given.
 function M.resolve(name)
-  local p = paths.script("rules", name)
+  local p, tried = paths.find("rules", name)
   if p ~= nil then return p end
-  error(string.format("flop rule script '%s' not found (neither a file nor scripts/rules/%s.lua)",
-    name, name), 0)
+  error(string.format("flop rule script '%s' not found (searched %s)", name,
+    paths.searched(tried)), 0)
 end
 
 -- Loads rule scripts; returns type name -> {fn = function, where = "file:line"}.

@@ -1,9 +1,10 @@
 -- scripts/reports/roofline.lua — each module on the roofline: intensity, achieved rates, % of peak, bound.
 --
 -- Peaks come from opts.peaks ({flops =, bytes_per_s =, machine =, measured_at =}), else from a
--- profile that prof.roofline.annotate has seen (peak_flops, peak_bytes_per_s), else prof.peaks{}
--- (measured once per machine, then cached). The profile is not modified. One row per shown module in
--- pre-order, indented by depth; DeepSpeed's units (K, M, G, T); n/a where a value is unknown.
+-- profile that prof.roofline.annotate has seen (peak_flops, peak_bytes_per_s), else prof.peaks
+-- (measured once per machine, then cached; on meta only the cache). The profile is not modified.
+-- One row per shown module in pre-order, indented by depth; DeepSpeed's units (K, M, G, T); n/a
+-- where a value is unknown.
 -- Columns: FLOPs and bytes (read + written) of the forward, intensity in FLOP/B, achieved FLOPS and
 -- B/s over the forward latency, those as % of the peaks, % of the roof (roofline time / measured
 -- time: below 10 % is overhead-bound) and the bound; a * marks a bound expected from intensity
@@ -42,7 +43,7 @@ function M.peaks(profile, opts)
     return { flops = profile.peak_flops, bytes_per_s = profile.peak_bytes_per_s,
       machine = profile.peaks_machine }
   end
-  local p, err = require("prof.peaks")({})
+  local p, err = require("prof.peaks").for_device(profile.device)   -- never measured on meta
   if p == nil then error(err, 0) end
   return p
 end
