@@ -126,14 +126,16 @@ describe("with_stack", function()
 end)
 
 describe("a long scheduled run", function()
-  it("names steps ProfilerStep#N and holds flat memory over 1,000 cycles", function()
+  it("names steps ProfilerStep#N and holds flat memory over 1,000 cycles, a trace each", function()
     local windows, names = 0, nil
+    local dir = run.tmpdir()
     local p = prof.profile{
       schedule = prof.schedule{ wait = 0, warmup = 0, active = 1, ["repeat"] = 0 },
       record_shapes = true, capacity = 64,
       on_trace_ready = function(q)
         windows = windows + 1
         q:key_averages()
+        assert(q:export_chrome_trace(dir .. "/cycle.json"))   -- torch's one trace per cycle
         names = {}
         for _, e in ipairs(q:events()) do
           if e.kind == "range" then names[#names + 1] = e.name end
@@ -159,6 +161,7 @@ describe("a long scheduled run", function()
     assert.equal(1100, windows)
     p:stop()
     assert.equal(1101, windows)   -- stopping mid-window delivers the partial one
+    run.rmdir_all(dir)
     -- a name interned per step (ProfilerStep#123, about 50 bytes each) would add ~50 KB here
     assert.is_true(grown < 8 * 1024, string.format("grew %.0f bytes over 1,000 cycles", grown))
   end)
