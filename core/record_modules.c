@@ -9,12 +9,21 @@ profR_Event *profR_push(profR_Recorder *R, int kind, const char *name) {
     return NULL;
   }
   profR_Event *e = &R->events[R->n_events++];
-  memset(e, 0, sizeof *e);
+  /* field by field: memset of 120 bytes becomes `rep stos`, slow to start (a third of a range
+     pair's cost) */
   e->kind = (uint8_t)kind;
   e->phase = (uint8_t)R->phase;
   e->op_kind = -1;
   e->module = profR_attr_node(R);
+  e->device = 0;
+  e->shapes = 0;
   e->name = name;
+  e->stack = NULL;
+  e->correlation = 0;
+  e->t_begin = e->t_end = 0;
+  e->macs = e->flops = e->bytes_read = e->bytes_written = 0;
+  e->bytes_allocated = e->bytes_freed = 0;
+  e->value = e->total = 0;
   return e;
 }
 
