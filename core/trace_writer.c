@@ -387,6 +387,7 @@ static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
         case PROF_EVENT_MODULE:
         case PROF_EVENT_OP:
         case PROF_EVENT_RANGE: span(c, S, &e); break;
+        case PROF_EVENT_MEMORY_TAG: break;   /* the memory timeline's, not the trace's */
         default: point(c, &e); break;
       }
     }

@@ -189,6 +189,16 @@ static int t_set_flags(lua_State *L) {
   return 1;
 }
 
+/* t:storage_address() -> the address of t's storage block (what the allocator reported to the
+   profiler's memory events) and its bytes; nil on a shapes-only device. Views share both. */
+static int t_storage_address(lua_State *L) {
+  const pr_Storage *st = lbind_check_tensor(L, 1)->storage;
+  if (st == NULL) return 0;
+  lua_pushinteger(L, (lua_Integer)(uintptr_t)st->data);
+  lua_pushinteger(L, (lua_Integer)st->nbytes);
+  return 2;
+}
+
 /* t:same(u): true when both userdata hold the same tensor object (views are different). */
 static int t_same(lua_State *L) {
   lua_pushboolean(L, lbind_check_tensor(L, 1) == lbind_check_tensor(L, 2));
@@ -295,7 +305,7 @@ void lbind_open_tensor(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"size", t_size}, {"dim", t_dim}, {"numel", t_numel}, {"element_size", t_element_size},
       {"is_contiguous", t_is_contiguous}, {"stride", t_stride}, {"set_flags", t_set_flags},
-      {"same", t_same}, {NULL, NULL}};
+      {"same", t_same}, {"storage_address", t_storage_address}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
       {"empty", l_empty}, {"set_default_device", l_set_default_device},
       {"default_device", l_default_device}, {"device_status", l_device_status},
