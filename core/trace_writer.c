@@ -368,6 +368,7 @@ static void point(Ctx *c, const prof_Event *e) {
     put_arg_int(o, "Bytes", e->value, &first);
     put_arg_int(o, "Device Id", cuda ? 0 : -1, &first);
     put_arg_int(o, "Device Type", cuda ? 1 : 0, &first);
+    put_arg_int(o, "Addr", (int64_t)e->address, &first);   /* torch's: pairs a free with its alloc */
     if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
   }
   end_event(o, first);

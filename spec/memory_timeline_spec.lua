@@ -174,6 +174,40 @@ describe("memory timeline", function()
     assert.same(sizes[#sizes], bare[2][#bare[2]])
   end)
 
+  it("keeps a gradient freed inside the window a gradient (autograd tags the .grad it makes)", function()
+    local model, opt, x = setup()
+    local function step()
+      opt:zero_grad()
+      T.sum(model(x)):backward()
+      collectgarbage()
+      opt:step()
+    end
+    step()
+    collectgarbage()
+    local p = prof.profile{ profile_memory = true }
+    step()   -- A: its gradients are made in the window ...
+    step()   -- B: ... and freed by B's zero_grad, before B's are made
+    p:stop()
+    local tl = mt.build(p:events(), { model = model, optimizer = opt, inputs = { x } })
+    local TEMP, GRAD = 1 + 4, 1 + 6   -- columns of a sizes row (torch's leading 0 first)
+    local top_temp, drops = 0, 0
+    for i, row in ipairs(tl.sizes) do
+      top_temp = math.max(top_temp, row[TEMP])
+      assert.is_true(row[GRAD] <= PARAMS)
+      if i > 1 and tl.sizes[i - 1][GRAD] == PARAMS and row[GRAD] < PARAMS then drops = drops + 1 end
+    end
+    -- A's gradients leave as gradients: the column falls once from a full set, and the temporary
+    -- column never holds them. Its top is inside each backward, when ReLU's backward has made
+    -- dL/dh (96) and Linear2's dL/dr (96) is not yet freed, beside y (24) and loss (4): 220,
+    -- below the 232 that untagged gradients would add.
+    assert.equal(1, drops)
+    assert.equal(24 + 4 + 96 + 96, top_temp)
+    -- the peak is A's backward, as in the one-step window; B's equals it and comes later
+    assert.equal(1060, tl.peak.bytes)
+    assert.equal(548, p:memory_peak("cpu"))
+    assert.same({ 0, PARAMS, PARAMS, INPUT, 0, 0, PARAMS, 0, 0 }, tl.sizes[#tl.sizes])
+  end)
+
   it("counts a free of a block made before the window as unknown, from the start", function()
     -- crafted events, as a C host that reports every block would give them
     local evs = {

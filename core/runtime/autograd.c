@@ -34,18 +34,12 @@ pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, int backward, const char
   return node;
 }
 
-/* A saved tensor's block holds an activation: told to the recorder now, for the memory timeline,
-   since the block is usually freed (with the graph) before anyone builds one. */
-static void tag_saved(const pr_Tensor *t) {
-  const pr_Storage *st = t->storage;
-  if (st != NULL && st->home->rec != NULL)
-    prof_mem_tag(st->home->rec, st->be->prof_device, st->data, PROF_MEM_ACTIVATION);
-}
-
 void pr_node_save(pr_Node *n, int slot, pr_Tensor *t) {
   if (t == NULL || slot < 0 || slot >= PR_NODE_MAX) return;
   pr_tensor_release(n->saved[slot]);
-  tag_saved(t);
+  /* an activation: told now, since the block is usually freed with the graph before anyone
+     builds a memory timeline */
+  pr_tensor_tag(t, PROF_MEM_ACTIVATION);
   if (t->grad_fn == n) {
     /* the output itself would own its node and be owned by it: keep a view of its values only */
     pr_Runtime scratch;
