@@ -148,7 +148,8 @@ describe("memory timeline", function()
     -- momentum and x (the step's temporaries and activations were collected)
     local path = tmpname()
     p:export_memory_timeline(path, who)
-    local doc = assert(json.decode(read(path)))
+    local body = read(path)
+    local doc = assert(json.decode(body))
     os.remove(path)
     assert.equal("profrun.memory_timeline/1", doc.schema)
     assert.same(mt.CATEGORIES, doc.categories)
@@ -158,6 +159,11 @@ describe("memory timeline", function()
     assert.equal(0, sizes[#sizes][1])   -- torch's rows start with a 0 column
     assert.same({ 0, PARAMS, PARAMS, INPUT, 0, 0, PARAMS, 0, 0 }, sizes[#sizes])
     for i = 2, #times do assert.is_true(times[i] > times[i - 1]) end
+    -- µs with exactly three decimals (ns precision), as the trace's ts; the peak's is a sample's
+    assert.matches('"timeline": %[%[%d+%.%d%d%d,%d+%.%d%d%d,', body)
+    local at
+    for i, row in ipairs(sizes) do if at == nil and sum_row(row) == 1060 then at = i end end
+    assert.equal(times[at], doc.peak.t_us)
     local top = 0
     for _, row in ipairs(sizes) do top = math.max(top, sum_row(row)) end
     assert.equal(1060, top)
@@ -208,6 +214,34 @@ describe("memory timeline", function()
     assert.same({ 0, PARAMS, PARAMS, INPUT, 0, 0, PARAMS, 0, 0 }, tl.sizes[#tl.sizes])
   end)
 
+  it("counts a batch made and freed inside the window as input when it is tagged", function()
+    local model, opt = setup()
+    local function step(x)
+      opt:zero_grad()
+      T.sum(model(x)):backward()
+      collectgarbage()
+      opt:step()
+    end
+    step(T.randn({ 3, 4 }))
+    collectgarbage()
+    local p = prof.profile{ profile_memory = true }
+    local x = T.randn({ 3, 4 }):tag_memory("input")
+    step(x)
+    x = nil   -- luacheck: ignore 311 (the batch dies inside the window)
+    collectgarbage()
+    p:stop()
+    local tl = mt.build(p:events(), { model = model, optimizer = opt })
+    -- only parameters and momentum pre-exist now; the batch's 48 B count from its allocation
+    assert.equal(PARAMS * 2, tl.preexisting_bytes)
+    assert.equal(1060, tl.peak.bytes)
+    assert.equal(INPUT, tl.peak.by_category.input)
+    assert.equal(1060 - PARAMS * 2, p:memory_peak("cpu"))
+    assert.equal(INPUT, by_module(tl.by_module)["(outside modules)"].input)
+    -- freed before the end: the last sample holds parameters, momentum and gradients only
+    assert.same({ 0, PARAMS, PARAMS, 0, 0, 0, PARAMS, 0, 0 }, tl.sizes[#tl.sizes])
+    assert.error_matches(function() T.randn({ 2 }):tag_memory("weights") end, "expected a memory category")
+  end)
+
   it("counts a free of a block made before the window as unknown, from the start", function()
     -- crafted events, as a C host that reports every block would give them
     local evs = {
@@ -226,7 +260,7 @@ describe("memory timeline", function()
     assert.same({ 0, 0, 0, 0, 0, 0, 0, 0, 0 }, tl.sizes[2])
     assert.same({ 0, 0, 0, 0, 0, 40, 0, 0, 0 }, tl.sizes[3])
     assert.same({ 0, 0, 0, 0, 8, 40, 0, 0, 0 }, tl.sizes[4])
-    assert.same({ 100, 0 }, { tl.peak.bytes, tl.peak.t_us })
+    assert.same({ 100, 0 }, { tl.peak.bytes, tl.peak.t_ns })
     assert.equal(48, tl.final_bytes)
     assert.same({ { "(outside modules)", 100, 100 } },
       { { tl.by_module[1].module, tl.by_module[1].unknown, tl.by_module[1].total } })

@@ -199,6 +199,21 @@ static int t_storage_address(lua_State *L) {
   return 2;
 }
 
+/* t:tag_memory(category): tells a profile recording memory that t's block holds category
+   ("input", "parameter", ... as prof_mem_category_name spells them), e.g. a batch made and freed
+   inside the window. Returns t. */
+static int t_tag_memory(lua_State *L) {
+  pr_Tensor *t = lbind_check_tensor(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  int c = PROF_MEM_GRADIENT;
+  while (c > PROF_MEM_UNKNOWN && strcmp(prof_mem_category_name((prof_MemCategory)c), name) != 0) c--;
+  if (c == PROF_MEM_UNKNOWN) return luaL_argerror(L, 2, "expected a memory category: input, parameter, "
+                                                  "optimizer_state, gradient, activation or temporary");
+  pr_tensor_tag(t, c);
+  lua_settop(L, 1);
+  return 1;
+}
+
 /* t:same(u): true when both userdata hold the same tensor object (views are different). */
 static int t_same(lua_State *L) {
   lua_pushboolean(L, lbind_check_tensor(L, 1) == lbind_check_tensor(L, 2));
@@ -305,7 +320,8 @@ void lbind_open_tensor(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"size", t_size}, {"dim", t_dim}, {"numel", t_numel}, {"element_size", t_element_size},
       {"is_contiguous", t_is_contiguous}, {"stride", t_stride}, {"set_flags", t_set_flags},
-      {"same", t_same}, {"storage_address", t_storage_address}, {NULL, NULL}};
+      {"same", t_same}, {"storage_address", t_storage_address},
+      {"tag_memory", t_tag_memory}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
       {"empty", l_empty}, {"set_default_device", l_set_default_device},
       {"default_device", l_default_device}, {"device_status", l_device_status},

@@ -175,8 +175,9 @@ local function by_module(blocks, k)
 end
 
 -- build(events, opts): opts.device ("cpu"), opts.model, opts.optimizer, opts.inputs. Returns
--- {device, categories, times (µs, torch's), sizes (rows [0, bytes per category]),
---  preexisting_bytes, peak = {bytes, t_us, by_category}, by_module (rows at the peak), final}.
+-- {device, categories, times (µs, torch's) and times_ns, sizes (rows [0, bytes per category]),
+--  preexisting_bytes, peak = {bytes, t_ns, by_category}, by_module (rows at the peak), final
+--  (bytes per category at the end), final_bytes}.
 function M.build(events, opts)
   local o = opts or {}
   local device = o.device or "cpu"
@@ -191,11 +192,11 @@ function M.build(events, opts)
     if b.p1 ~= nil then at_free[b.p1] = b end
   end
   local pre = row_sum(cur)
-  local times, sizes = {}, {}
+  local times, times_ns, sizes = {}, {}, {}
   local function sample(t_ns)
-    local t = t_ns / 1000
-    if times[#times] ~= t then
-      times[#times + 1] = t
+    if times_ns[#times_ns] ~= t_ns then
+      times_ns[#times_ns + 1] = t_ns
+      times[#times + 1] = t_ns / 1000
       sizes[#sizes + 1] = table.move(cur, 1, #cur, 1, {})
     else
       table.move(cur, 1, #cur, 1, sizes[#sizes])
@@ -232,9 +233,10 @@ function M.build(events, opts)
     device = device,
     categories = M.CATEGORIES,
     times = times,
+    times_ns = times_ns,
     sizes = sizes,
     preexisting_bytes = pre,
-    peak = { bytes = peak, t_us = peak_k > 0 and evs[peak_k].t_begin_ns / 1000 or times[1],
+    peak = { bytes = peak, t_ns = peak_k > 0 and evs[peak_k].t_begin_ns or times_ns[1],
              by_category = by_cat },
     by_module = by_module(blocks, peak_k),
     final = final,
@@ -242,11 +244,17 @@ function M.build(events, opts)
   }
 end
 
+-- µs with ns precision, exactly (as the trace's ts): a float's division would print 0.54199999
+local function us(t_ns)
+  if t_ns == nil then return "null" end
+  return string.format("%s%d.%03d", t_ns < 0 and "-" or "", math.abs(t_ns) // 1000, math.abs(t_ns) % 1000)
+end
+
 -- torch's [times, sizes] array, one sample per line (the pretty encoder would put each number on
 -- its own line: a long window has a million samples).
 local function timeline_json(tl)
   local buf = { "[[" }
-  for i, t in ipairs(tl.times) do buf[#buf + 1] = (i > 1 and "," or "") .. json.number(t) end
+  for i, t in ipairs(tl.times_ns) do buf[#buf + 1] = (i > 1 and "," or "") .. us(t) end
   buf[#buf + 1] = "],\n ["
   for i, row in ipairs(tl.sizes) do
     local cells = {}
@@ -256,6 +264,8 @@ local function timeline_json(tl)
   buf[#buf + 1] = "]]"
   return table.concat(buf)
 end
+
+local RAW = "@@t_us@@"   -- a placeholder the exact time replaces (the encoder writes floats as %.17g)
 
 local ROW_KEYS = { "module", "type", "parameter", "optimizer_state", "input", "temporary",
                    "activation", "gradient", "autograd_detail", "unknown", "total" }
@@ -269,12 +279,13 @@ function M.json(tl, layout, allocator_peak)
   for i, r in ipairs(tl.by_module) do rows[i] = json.object(ROW_KEYS, r) end
   local cats = json.object(M.CATEGORIES, tl.peak.by_category)
   local peak = json.object({ "bytes", "t_us", "allocator_peak", "by_category" },
-    { bytes = tl.peak.bytes, t_us = tl.peak.t_us, allocator_peak = allocator_peak, by_category = cats })
+    { bytes = tl.peak.bytes, t_us = RAW, allocator_peak = allocator_peak, by_category = cats })
   local head = json.encode(json.object({ "schema", "device", "categories", "preexisting_bytes",
                                          "final_bytes", "peak", "peak_by_module" },
     { schema = "profrun.memory_timeline/1", device = tl.device, categories = M.CATEGORIES,
       preexisting_bytes = tl.preexisting_bytes, final_bytes = tl.final_bytes, peak = peak,
       peak_by_module = rows }))
+  head = head:gsub('"' .. RAW .. '"', us(tl.peak.t_ns), 1)
   -- the timeline goes last, spliced in before the closing brace
   return head:gsub("\n}%s*$", "") .. ',\n  "timeline": ' .. timeline_json(tl) .. "\n}\n"
 end
