@@ -87,6 +87,14 @@ describe("memory timeline", function()
     assert.equal(0, tl.preexisting_bytes)
     assert.equal(964, tl.peak.bytes)   -- 3 x 232 + 48 + 192 + 28
     assert.equal(964, p:memory_peak("cpu"))
+    -- made inside the window, every block but the batch was tagged as it became what it is
+    -- (parameters by nn, momentum by the optimizer, .grad and saved tensors by autograd): without
+    -- naming anything the categories hold, and x, which Linear0 saves and nobody calls the
+    -- input, is an activation
+    local bare = mt.build(p:events(), {}).peak.by_category
+    assert.same({ PARAMS, PARAMS, 0, 24 + 4, ACT + INPUT, PARAMS, 0 },
+      { bare.parameter, bare.optimizer_state, bare.input, bare.temporary, bare.activation,
+        bare.gradient, bare.unknown })
   end)
 
   it("finds the peak inside the backward of a steady-state step, per category and per module", function()

@@ -184,6 +184,8 @@ static int t_set_flags(lua_State *L) {
                                                                            : f & ~PR_T_REQUIRES_GRAD;
   f = lbind_opt_bool(L, 2, "parameter", (f & PR_T_PARAMETER) != 0) ? f | PR_T_PARAMETER
                                                                    : f & ~PR_T_PARAMETER;
+  /* a new parameter's block, for a memory timeline recording now (one made before asks the model) */
+  if ((f & PR_T_PARAMETER) && !(t->flags & PR_T_PARAMETER)) pr_tensor_tag(t, PROF_MEM_PARAMETER);
   t->flags = f;
   lua_settop(L, 1);
   return 1;

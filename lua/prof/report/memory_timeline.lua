@@ -1,7 +1,8 @@
 -- memory_timeline.lua — torch's memory timeline (bytes per category over time) and who holds the peak.
 --
 -- Built from a window's memory events (each allocation and free keeps its block's address, so a free
--- pairs with its allocation) and memory tags (autograd tags what it saves for the backward), plus
+-- pairs with its allocation) and memory tags (nn tags new parameters, the optimizer its state,
+-- autograd each leaf's .grad and what it saves for the backward, t:tag_memory anything), plus
 -- what the caller knows at export: the model's parameters and their .grad, the optimizer's state
 -- tensors and the step's inputs, found by their storage addresses. A block's category is the
 -- strongest it was given (parameter > optimizer state > gradient > input > activation); a block
