@@ -160,6 +160,7 @@ describe("memory timeline", function()
     local doc = assert(json.decode(body))
     os.remove(path)
     assert.equal("profrun.memory_timeline/1", doc.schema)
+    assert.equal(0, doc.events_dropped)
     assert.same(mt.CATEGORIES, doc.categories)
     local times, sizes = doc.timeline[1], doc.timeline[2]
     assert.equal(#times, #sizes)
@@ -278,10 +279,32 @@ describe("memory timeline", function()
       { later[1].module, later[1].type, later[1].activation, later[1].total })
   end)
 
+  it("says in the JSON how many events a full buffer dropped", function()
+    local model, _, x = setup()
+    local function window(capacity)
+      model:zero_grad()   -- every window's backward makes the gradients afresh
+      local p = prof.profile{ profile_memory = true, capacity = capacity }
+      T.sum(model(x)):backward()
+      p:stop()
+      collectgarbage()
+      return p
+    end
+    local all = #window(nil):events()
+    local p = window(3)
+    assert.equal(all - 3, p:events_dropped())
+    assert.is_true(all - 3 > 0)
+    local path = tmpname()
+    p:export_memory_timeline(path, { model = model })
+    local doc = assert(json.decode(read(path)))
+    os.remove(path)
+    assert.equal(all - 3, doc.events_dropped)
+  end)
+
   it("refuses a window recorded without profile_memory", function()
     local p = prof.profile{}
     p:stop()
     assert.error_matches(function() p:export_memory_timeline("x.json") end, "profile_memory=true")
     assert.error_matches(function() p:memory_peak_by_module() end, "profile_memory=true")
+    assert.error_matches(function() p:export_memory_timeline("m.html") end, "writes %.json")
   end)
 end)

@@ -322,8 +322,11 @@ end
 -- torch's bare [times, sizes]. Returns the timeline (prof.report.memory_timeline.build's).
 function Profile:export_memory_timeline(path, opts)
   if type(path) ~= "string" then error("export_memory_timeline: path must be a string", 2) end
+  if path:match("%.html$") or path:match("%.gz$") then
+    error("export_memory_timeline: writes .json (torch's .html and .json.gz are not made yet)", 2)
+  end
   local tl, o = timeline_of(self, opts, "export_memory_timeline")
-  local text = memory_timeline.json(tl, o.layout, self:memory_peak(tl.device))
+  local text = memory_timeline.json(tl, o.layout, self:memory_peak(tl.device), self:events_dropped())
   local ok, err = core.write_atomic(path, text)
   if not ok then error("export_memory_timeline: " .. tostring(err), 2) end
   return tl

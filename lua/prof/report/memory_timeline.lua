@@ -273,17 +273,19 @@ local ROW_KEYS = { "module", "type", "parameter", "optimizer_state", "input", "t
 
 -- The JSON text. layout "torch": exactly torch's export_memory_timeline JSON, [times, sizes];
 -- else profrun's object, whose "timeline" is that array and whose "peak" and "peak_by_module"
--- are what torch does not give. allocator_peak: the session's own peak (S:memory_peak).
-function M.json(tl, layout, allocator_peak)
+-- are what torch does not give. allocator_peak: the session's own peak (S:memory_peak);
+-- dropped: events the window's buffers had no room for (then blocks are missing: say so).
+function M.json(tl, layout, allocator_peak, dropped)
   if layout == "torch" then return timeline_json(tl) .. "\n" end
   local rows = {}
   for i, r in ipairs(tl.by_module) do rows[i] = json.object(ROW_KEYS, r) end
   local cats = json.object(M.CATEGORIES, tl.peak.by_category)
   local peak = json.object({ "bytes", "t_us", "allocator_peak", "by_category" },
     { bytes = tl.peak.bytes, t_us = RAW, allocator_peak = allocator_peak, by_category = cats })
-  local head = json.encode(json.object({ "schema", "device", "categories", "preexisting_bytes",
-                                         "final_bytes", "peak", "peak_by_module" },
+  local head = json.encode(json.object({ "schema", "device", "categories", "events_dropped",
+                                         "preexisting_bytes", "final_bytes", "peak", "peak_by_module" },
     { schema = "profrun.memory_timeline/1", device = tl.device, categories = M.CATEGORIES,
+      events_dropped = dropped or 0,
       preexisting_bytes = tl.preexisting_bytes, final_bytes = tl.final_bytes, peak = peak,
       peak_by_module = rows }))
   head = head:gsub('"' .. RAW .. '"', us(tl.peak.t_ns), 1)
