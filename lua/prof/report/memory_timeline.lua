@@ -10,7 +10,9 @@
 -- or a known tensor no event mentions) with none is unknown (torch's None).
 --
 -- Known tensors categorise only the blocks live at export: an address freed earlier may have held
--- anything. Buffers (BatchNorm's running stats) are not told apart: temporary or unknown.
+-- anything. Buffers (BatchNorm's running stats) are not told apart: temporary or unknown. A block
+-- made before the window whose free goes unreported (the runtime tells a free only to the recorder
+-- that heard of the allocation) is not in the timeline, as it is not in the allocator's peak.
 local json = require "prof.report.json_encode"
 local units = require "prof.report.units"
 
