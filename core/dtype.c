@@ -45,6 +45,13 @@ int prof_dtype_parse(const char *name) {
 
 const char *prof_device_name(int32_t device) { return device == PROF_DEVICE_CUDA ? "cuda" : "cpu"; }
 
+const char *prof_mem_category_name(prof_MemCategory c) {
+  /* torch's Category names, lower case */
+  static const char *const names[] = {"unknown", "parameter", "optimizer_state", "input",
+                                      "temporary", "activation", "gradient"};
+  return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "unknown";
+}
+
 int prof_device_parse(const char *name) {
   if (name == NULL || strcmp(name, "cpu") == 0) return PROF_DEVICE_CPU;
   if (strcmp(name, "cuda") == 0) return PROF_DEVICE_CUDA;

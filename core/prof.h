@@ -392,6 +392,28 @@ PROF_API void prof_op_end(prof_State *S, prof_Op *op);
 PROF_API void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
 PROF_API void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes);
 
+/* What a block of memory holds: torch's memory-timeline categories, in its order. */
+typedef enum prof_MemCategory {
+  PROF_MEM_UNKNOWN = 0,
+  PROF_MEM_PARAMETER = 1,
+  PROF_MEM_OPTIMIZER_STATE = 2,
+  PROF_MEM_INPUT = 3,
+  PROF_MEM_TEMPORARY = 4,
+  PROF_MEM_ACTIVATION = 5,     /* saved by autograd for the backward (the runtime tags these) */
+  PROF_MEM_GRADIENT = 6
+} prof_MemCategory;
+
+/*
+** Says that the block at ptr (an address prof_mem_alloc was given) holds category from now on: a
+** PROF_EVENT_MEMORY_TAG event, so a memory timeline built afterwards knows what a block was even
+** when it is freed before anyone asks. Only while memory events are on; otherwise nothing.
+** Hot path: no allocation, no lock.
+*/
+PROF_API void prof_mem_tag(prof_State *S, int32_t device, const void *ptr, int32_t category);
+
+/* "parameter", "optimizer_state", ... ("unknown" for PROF_MEM_UNKNOWN and anything out of range). */
+PROF_API const char *prof_mem_category_name(prof_MemCategory c);
+
 /* {====================== flop rules ======================} */
 
 /* What a flop rule returns for one call of a module. */
@@ -498,8 +520,9 @@ typedef enum prof_EventKind {
   PROF_EVENT_RANGE = 2,        /* a user range, prof_range_push .. prof_range_pop */
   PROF_EVENT_INSTANT = 3,      /* prof_instant: a point in time (t_end_ns == t_begin_ns) */
   PROF_EVENT_COUNTER = 4,      /* prof_counter: value is the counter's value at t_begin_ns */
-  PROF_EVENT_MEMORY = 5        /* an allocation (value > 0) or free (value < 0) of device memory;
+  PROF_EVENT_MEMORY = 5,       /* an allocation (value > 0) or free (value < 0) of device memory;
                                   total: the session's live bytes on that device after it */
+  PROF_EVENT_MEMORY_TAG = 6    /* prof_mem_tag: value is the prof_MemCategory of the block at address */
 } prof_EventKind;
 
 /* One buffered event; size as in prof_ModuleInfo. Times are on prof_now_ns's clock. */
@@ -520,6 +543,8 @@ typedef struct prof_Event {
   const char *stack;           /* the stack hook's location (prof_set_stack_hook), or NULL */
   int32_t ninputs;             /* ops under record_shapes: input[0 .. ninputs) are set; else 0 */
   prof_Operand input[PROF_MAX_OPERANDS];
+  uint64_t address;            /* memory events and tags: the block's address (pairs a free with its
+                                  allocation); 0 for every other kind */
 } prof_Event;
 
 /* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */

@@ -121,11 +121,13 @@ static int64_t add_live(prof_State *S, int d, int64_t delta) {
   return live;
 }
 
-static void memory_event(profR_Recorder *R, int32_t device, int64_t delta, int64_t live) {
+static void memory_event(profR_Recorder *R, int32_t device, const void *ptr, int64_t delta,
+                         int64_t live) {
   profR_Event *e = profR_push(R, PROF_EVENT_MEMORY, "[memory]");
   if (e == NULL) return;
   const prof_Op *op = open_op(R);
   e->device = device;
+  e->address = (uint64_t)(uintptr_t)ptr;
   e->correlation = op != NULL ? op->correlation : 0;
   e->t_begin = e->t_end = profC_ticks(&R->S->clock);
   e->value = delta;
@@ -133,22 +135,32 @@ static void memory_event(profR_Recorder *R, int32_t device, int64_t delta, int64
 }
 
 void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
-  (void)ptr;
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_allocated += bytes;
   /* the session's live total costs two atomics: only when memory is profiled */
-  if (S->memory_events) memory_event(R, device, bytes, add_live(S, device_slot(device), bytes));
+  if (S->memory_events) memory_event(R, device, ptr, bytes, add_live(S, device_slot(device), bytes));
 }
 
 void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
-  (void)ptr;
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   prof_Op *op = open_op(R);
   if (op != NULL) op->bytes_freed += bytes;
-  if (S->memory_events) memory_event(R, device, -bytes, add_live(S, device_slot(device), -bytes));
+  if (S->memory_events) memory_event(R, device, ptr, -bytes, add_live(S, device_slot(device), -bytes));
+}
+
+void prof_mem_tag(prof_State *S, int32_t device, const void *ptr, int32_t category) {
+  if (!profR_active(S) || !S->memory_events) return;
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  profR_Event *e = profR_push(R, PROF_EVENT_MEMORY_TAG, "[memory tag]");
+  if (e == NULL) return;
+  e->device = device;
+  e->address = (uint64_t)(uintptr_t)ptr;
+  e->value = category;
+  e->t_begin = e->t_end = profC_ticks(&S->clock);
 }

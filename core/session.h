@@ -65,7 +65,11 @@ typedef struct profR_Event {
   const char *stack;           /* the stack hook's source location (interned), or NULL */
   uint64_t correlation;
   int64_t t_begin, t_end;      /* ticks: prof_event_at gives them as nanoseconds */
-  int64_t macs, flops, bytes_read, bytes_written;
+  union {                      /* memory events count no MACs: their slot keeps the block's address */
+    int64_t macs;              /* ops and modules */
+    uint64_t address;          /* PROF_EVENT_MEMORY and PROF_EVENT_MEMORY_TAG */
+  };
+  int64_t flops, bytes_read, bytes_written;
   int64_t bytes_allocated, bytes_freed;
   int64_t value, total;
 } profR_Event;

@@ -203,7 +203,8 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   ev.correlation = e->correlation;
   ev.t_begin_ns = profC_ns(c, e->t_begin);
   ev.t_end_ns = profC_ns(c, e->t_end);
-  ev.macs = e->macs;
+  int block = e->kind == PROF_EVENT_MEMORY || e->kind == PROF_EVENT_MEMORY_TAG;
+  ev.macs = block ? 0 : e->macs;
   ev.flops = e->flops;
   ev.bytes_read = e->bytes_read;
   ev.bytes_written = e->bytes_written;
@@ -220,6 +221,9 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
     int room = (int)((size - fixed) / sizeof(prof_Operand));
     out->ninputs = read_shapes(R, e, out->input, room < PROF_MAX_OPERANDS ? room : PROF_MAX_OPERANDS);
   }
+  /* fields after input[] reach only callers whose prof_Event has them */
+  if (size >= offsetof(prof_Event, address) + sizeof ev.address)
+    out->address = block ? e->address : 0;
   out->size = size;
   return PROF_OK;
 }

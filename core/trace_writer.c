@@ -369,6 +369,7 @@ static void point(Ctx *c, const prof_Event *e) {
     put_arg_int(o, "Bytes", e->value, &first);
     put_arg_int(o, "Device Id", cuda ? 0 : -1, &first);
     put_arg_int(o, "Device Type", cuda ? 1 : 0, &first);
+    put_arg_int(o, "Addr", (int64_t)e->address, &first);   /* torch's: pairs a free with its alloc */
     if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
   }
   end_event(o, first);
@@ -406,6 +407,7 @@ static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
         case PROF_EVENT_MODULE:
         case PROF_EVENT_OP:
         case PROF_EVENT_RANGE: span(c, S, &e); break;
+        case PROF_EVENT_MEMORY_TAG: break;   /* the memory timeline's, not the trace's */
         default: point(c, &e); break;
       }
       if (e.stack != NULL && (e.kind == PROF_EVENT_OP || e.kind == PROF_EVENT_RANGE)) {

@@ -157,7 +157,8 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
   lua_setfield(L, -2, k);
 }
 
-static const char *const kind_names[] = {"module", "op", "range", "instant", "counter", "memory"};
+static const char *const kind_names[] = {"module", "op", "range", "instant", "counter", "memory",
+                                            "memory_tag"};
 static const char *const phase_names[PROF_PHASE_COUNT] = {"forward", "backward", "step"};
 
 /* Pushes the dotted path of module id, cached in the table at paths (absolute index). */
@@ -204,7 +205,7 @@ int levents_events(lua_State *L) {
     e.size = sizeof e;
     if (prof_event_at(S, i, &e) != PROF_OK) return fail(L, S);
     lua_createtable(L, 0, 20);
-    lua_pushstring(L, (unsigned)e.kind < 6 ? kind_names[e.kind] : "?");
+    lua_pushstring(L, (unsigned)e.kind < 7 ? kind_names[e.kind] : "?");
     lua_setfield(L, -2, "kind");
     if (e.kind == PROF_EVENT_RANGE && e.value >= 0)
       lua_pushfstring(L, "%s#%I", e.name != NULL ? e.name : "", (lua_Integer)e.value);
@@ -237,6 +238,13 @@ int levents_events(lua_State *L) {
     set_int(L, "bytes_freed", e.bytes_freed);
     set_int(L, "value", e.value);
     set_int(L, "total", e.total);
+    if (e.kind == PROF_EVENT_MEMORY || e.kind == PROF_EVENT_MEMORY_TAG) {
+      set_int(L, "address", (int64_t)e.address);
+      if (e.kind == PROF_EVENT_MEMORY_TAG) {
+        lua_pushstring(L, prof_mem_category_name((prof_MemCategory)e.value));
+        lua_setfield(L, -2, "category");
+      }
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;

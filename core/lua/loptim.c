@@ -46,6 +46,7 @@ static pr_Tensor *state_tensor(lua_State *L, const char *name, const pr_Tensor *
   t = pr_tensor_like(lbind_rt(L), param);
   lbind_push_tensor(L, t);     /* raises when t is NULL */
   lua_setfield(L, -2, name);   /* the state table keeps it alive */
+  pr_tensor_tag(t, PROF_MEM_OPTIMIZER_STATE);   /* for a memory timeline recording now */
   lua_createtable(L, 2, 0);
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, 1);

@@ -184,7 +184,34 @@ static int t_set_flags(lua_State *L) {
                                                                            : f & ~PR_T_REQUIRES_GRAD;
   f = lbind_opt_bool(L, 2, "parameter", (f & PR_T_PARAMETER) != 0) ? f | PR_T_PARAMETER
                                                                    : f & ~PR_T_PARAMETER;
+  /* a new parameter's block, for a memory timeline recording now (one made before asks the model) */
+  if ((f & PR_T_PARAMETER) && !(t->flags & PR_T_PARAMETER)) pr_tensor_tag(t, PROF_MEM_PARAMETER);
   t->flags = f;
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* t:storage_address() -> the address of t's storage block (what the allocator reported to the
+   profiler's memory events) and its bytes; nil on a shapes-only device. Views share both. */
+static int t_storage_address(lua_State *L) {
+  const pr_Storage *st = lbind_check_tensor(L, 1)->storage;
+  if (st == NULL) return 0;
+  lua_pushinteger(L, (lua_Integer)(uintptr_t)st->data);
+  lua_pushinteger(L, (lua_Integer)st->nbytes);
+  return 2;
+}
+
+/* t:tag_memory(category): tells a profile recording memory that t's block holds category
+   ("input", "parameter", ... as prof_mem_category_name spells them), e.g. a batch made and freed
+   inside the window. Returns t. */
+static int t_tag_memory(lua_State *L) {
+  pr_Tensor *t = lbind_check_tensor(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  int c = PROF_MEM_GRADIENT;
+  while (c > PROF_MEM_UNKNOWN && strcmp(prof_mem_category_name((prof_MemCategory)c), name) != 0) c--;
+  if (c == PROF_MEM_UNKNOWN) return luaL_argerror(L, 2, "expected a memory category: input, parameter, "
+                                                  "optimizer_state, gradient, activation or temporary");
+  pr_tensor_tag(t, c);
   lua_settop(L, 1);
   return 1;
 }
@@ -295,7 +322,8 @@ void lbind_open_tensor(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"size", t_size}, {"dim", t_dim}, {"numel", t_numel}, {"element_size", t_element_size},
       {"is_contiguous", t_is_contiguous}, {"stride", t_stride}, {"set_flags", t_set_flags},
-      {"same", t_same}, {NULL, NULL}};
+      {"same", t_same}, {"storage_address", t_storage_address},
+      {"tag_memory", t_tag_memory}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
       {"empty", l_empty}, {"set_default_device", l_set_default_device},
       {"default_device", l_default_device}, {"device_status", l_device_status},

@@ -37,6 +37,9 @@ pr_Node *pr_node_attach(pr_Runtime *rt, pr_Tensor *out, int backward, const char
 void pr_node_save(pr_Node *n, int slot, pr_Tensor *t) {
   if (t == NULL || slot < 0 || slot >= PR_NODE_MAX) return;
   pr_tensor_release(n->saved[slot]);
+  /* an activation: told now, since the block is usually freed with the graph before anyone
+     builds a memory timeline */
+  pr_tensor_tag(t, PROF_MEM_ACTIVATION);
   if (t->grad_fn == n) {
     /* the output itself would own its node and be owned by it: keep a view of its values only */
     pr_Runtime scratch;

@@ -145,7 +145,11 @@ static int run_node(pr_Runtime *rt, pr_Node *n) {
       pr_tensor_release(g);
       continue;
     }
-    rc = accumulate_into(rt, t->grad_fn != NULL ? &t->grad_fn->grad : &t->grad, g);
+    if (t->grad_fn != NULL) {
+      rc = accumulate_into(rt, &t->grad_fn->grad, g);
+    } else if ((rc = accumulate_into(rt, &t->grad, g)) == 0) {
+      pr_tensor_tag(t->grad, PROF_MEM_GRADIENT);   /* a leaf's .grad: the gradient a step reads */
+    }
   }
   return rc;
 }
@@ -167,7 +171,11 @@ int pr_backward(pr_Runtime *rt, pr_Tensor *root, const pr_Tensor *g, int retain_
     g0 = pr_tensor_retain((pr_Tensor *)g);
   }
   if (g0 == NULL) return PR_ERR;
-  if (root->grad_fn == NULL) return accumulate_into(rt, &root->grad, g0);   /* a leaf */
+  if (root->grad_fn == NULL) {   /* a leaf */
+    int rc0 = accumulate_into(rt, &root->grad, g0);
+    if (rc0 == 0) pr_tensor_tag(root->grad, PROF_MEM_GRADIENT);
+    return rc0;
+  }
   if (root->grad_fn->backward == PR_BW_NONE) {
     pr_tensor_release(g0);
     return pr_error(rt, "backward: trying to go through the graph a second time (its saved "

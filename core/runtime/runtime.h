@@ -127,6 +127,10 @@ pr_Tensor *pr_tensor_view(pr_Runtime *rt, const pr_Tensor *base, int ndim, const
 pr_Tensor *pr_tensor_retain(pr_Tensor *t);
 void pr_tensor_release(pr_Tensor *t);   /* NULL-safe */
 
+/* Tells the recorder (if any) that t's storage block holds category (a prof_MemCategory), for the
+   memory timeline: a no-op unless memory events are on. NULL-safe. */
+void pr_tensor_tag(const pr_Tensor *t, int category);
+
 int64_t pr_numel(const pr_Tensor *t);
 int pr_is_contiguous(const pr_Tensor *t);
 

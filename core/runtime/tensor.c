@@ -129,6 +129,13 @@ pr_Tensor *pr_tensor_retain(pr_Tensor *t) {
   return t;
 }
 
+void pr_tensor_tag(const pr_Tensor *t, int category) {
+  const pr_Storage *st = t != NULL ? t->storage : NULL;
+  /* the recorder now, not the one at allocation: a block made before the window is tagged too */
+  if (st != NULL && st->home->rec != NULL)
+    prof_mem_tag(st->home->rec, st->be->prof_device, st->data, category);
+}
+
 void pr_tensor_release(pr_Tensor *t) {
   if (t == NULL || --t->refs > 0) return;
   pr_node_release(t->grad_fn);

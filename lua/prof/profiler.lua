@@ -4,6 +4,7 @@ local module = require "prof.nn.module"
 local schedule = require "prof.schedule"
 local key_averages = require "prof.report.key_averages"
 local op_names = require "prof.report.op_names"
+local memory_timeline = require "prof.report.memory_timeline"
 
 local M = {}
 
@@ -310,6 +311,37 @@ end
 
 function Profile:memory_peak(device)
   return self.S:memory_peak(device or "cpu")
+end
+
+-- What the memory timeline knows besides the events: opts is a device name (torch's second
+-- argument) or {device=, model=, optimizer=, inputs=} naming the tensors it categorises.
+local function timeline_of(p, opts, who)
+  if not p.profile_memory then error(who .. ": record with profile_memory=true", 3) end
+  local o = type(opts) == "string" and { device = opts } or opts or {}
+  if type(o) ~= "table" then error(who .. ": expected a device name or an options table", 3) end
+  return memory_timeline.build(p:events(), o), o
+end
+
+-- p:export_memory_timeline(path[, opts]): torch 2.1's memory timeline JSON (categories over
+-- time) with, beyond torch, the per-module table of the peak; opts.layout = "torch" writes
+-- torch's bare [times, sizes]. Returns the timeline (prof.report.memory_timeline.build's).
+function Profile:export_memory_timeline(path, opts)
+  if type(path) ~= "string" then error("export_memory_timeline: path must be a string", 2) end
+  if path:match("%.html$") or path:match("%.gz$") then
+    error("export_memory_timeline: writes .json (torch's .html and .json.gz are not made yet)", 2)
+  end
+  local tl, o = timeline_of(self, opts, "export_memory_timeline")
+  local text = memory_timeline.json(tl, o.layout, self:memory_peak(tl.device), self:events_dropped())
+  local ok, err = core.write_atomic(path, text)
+  if not ok then error("export_memory_timeline: " .. tostring(err), 2) end
+  return tl
+end
+
+-- p:memory_peak_by_module([opts]): at the peak, the live bytes per module and category, rows
+-- sorted by bytes; rows:table() prints them.
+function Profile:memory_peak_by_module(opts)
+  local tl = timeline_of(self, opts, "memory_peak_by_module")
+  return setmetatable(tl.by_module, { __index = { table = memory_timeline.table } })
 end
 
 -- p:key_averages{group_by_input_shape=, group_by_stack_n=}: rows with :table{...}.

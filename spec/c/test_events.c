@@ -1,4 +1,7 @@
 /* test_events.c — buffered events on one thread: ranges, instants, counters, memory, interned names. */
+#include <stddef.h>
+#include <string.h>
+
 #include "prof.h"
 #include "t.h"
 
@@ -98,6 +101,45 @@ static void test_memory_events_carry_signed_bytes_and_live_total(void) {
   prof_close(S);
 }
 
+/* A free pairs with its allocation by address; a tag names the block it marks; an old caller's
+   shorter prof_Event is never written past its size; MACs stay 0 (the address shares their slot). */
+static void test_memory_events_keep_addresses_and_tags(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_set_event_capacity(S, 16);
+  prof_set_memory_events(S, 1);
+  static char a[64], b[32];
+  prof_mem_tag(S, PROF_DEVICE_CPU, a, PROF_MEM_ACTIVATION);   /* before start: nothing */
+  prof_start(S);
+  prof_mem_alloc(S, PROF_DEVICE_CPU, a, 64);
+  prof_mem_alloc(S, PROF_DEVICE_CUDA, b, 32);
+  prof_mem_tag(S, PROF_DEVICE_CPU, a, PROF_MEM_ACTIVATION);
+  prof_mem_free(S, PROF_DEVICE_CPU, a, 64);
+  prof_stop(S);
+  T_EQ_INT(prof_event_count(S), 4);
+  const uintptr_t addr[4] = {(uintptr_t)a, (uintptr_t)b, (uintptr_t)a, (uintptr_t)a};
+  const int kind[4] = {PROF_EVENT_MEMORY, PROF_EVENT_MEMORY, PROF_EVENT_MEMORY_TAG, PROF_EVENT_MEMORY};
+  const int64_t value[4] = {64, 32, PROF_MEM_ACTIVATION, -64};
+  for (int i = 0; i < 4; i++) {
+    prof_Event e = event(S, i);
+    T_EQ_INT(e.kind, kind[i]);
+    T_CHECK(e.address == addr[i]);
+    T_EQ_INT(e.value, value[i]);
+    T_EQ_INT(e.macs, 0);
+  }
+  T_EQ_INT(event(S, 1).device, PROF_DEVICE_CUDA);
+  T_EQ_INT(event(S, 2).total, 0);   /* a tag moves no bytes */
+  struct { prof_Event e; } old;
+  memset(&old, 0xAB, sizeof old);
+  old.e.size = offsetof(prof_Event, address);
+  T_EQ_INT(prof_event_at(S, 0, &old.e), PROF_OK);
+  T_EQ_INT(old.e.value, 64);
+  T_CHECK(old.e.address == (uint64_t)0xABABABABABABABABu);
+  T_EQ_INT(prof_memory_peak(S, PROF_DEVICE_CPU), 64);
+  T_CHECK(strcmp(prof_mem_category_name(PROF_MEM_OPTIMIZER_STATE), "optimizer_state") == 0);
+  T_CHECK(strcmp(prof_mem_category_name((prof_MemCategory)99), "unknown") == 0);
+  prof_close(S);
+}
+
 static void test_interned_names_are_shared_copies(void) {
   prof_State *S = prof_new(NULL, NULL);
   char buf[32];
@@ -124,6 +166,7 @@ int main(void) {
   T_RUN(test_ranges_nest_and_close_innermost_first);
   T_RUN(test_range_errors_are_sticky);
   T_RUN(test_memory_events_carry_signed_bytes_and_live_total);
+  T_RUN(test_memory_events_keep_addresses_and_tags);
   T_RUN(test_interned_names_are_shared_copies);
   return T_DONE();
 }

@@ -225,6 +225,7 @@ static void test_categories_args_and_ns_times(void) {
   /* memory: +4096, +1024, -1024 in that order with the live total, attributed to the op */
   const int64_t bytes[3] = {4096, 1024, -1024}, total[3] = {4096, 5120, 4096};
   int k = 0;
+  double addr[3] = {0, 0, 0};
   const cJSON *e;
   cJSON_ArrayForEach(e, get(doc, "traceEvents")) {
     const char *n = str(e, "name");
@@ -235,6 +236,7 @@ static void test_categories_args_and_ns_times(void) {
     if (k < 3) {
       T_EQ_INT(num(a, "Bytes"), bytes[k]);
       T_EQ_INT(num(a, "Total Allocated"), total[k]);
+      addr[k] = num(a, "Addr");
     }
     T_EQ_INT(num(a, "Device Type"), 0);
     T_EQ_INT(num(a, "Device Id"), -1);
@@ -242,6 +244,8 @@ static void test_categories_args_and_ns_times(void) {
     k++;
   }
   T_EQ_INT(k, 3);
+  /* torch's Addr: the free names the block the second allocation made, not the first's */
+  T_CHECK(addr[0] != 0 && addr[1] == addr[2] && addr[0] != addr[1]);
   /* every ts and dur in the text: µs with exactly three decimals */
   int times = 0;
   for (const char *p = b.data; (p = strstr(p, "\"")) != NULL; p++) {
