@@ -472,6 +472,13 @@ PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, i
 */
 PROF_API void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out);
 
+/*
+** 1 when some count of the snapshot (a module's, a total, params) passed INT64_MAX: such counts
+** saturate at INT64_MAX (INT64_MIN for negative ones) instead of wrapping, and stay there, so a
+** report can say the numbers are lower bounds. 0 otherwise. Never fails.
+*/
+PROF_API int prof_counts_saturated(const prof_State *S);
+
 /* {====================== events ======================} */
 
 typedef enum prof_EventKind {

@@ -27,10 +27,10 @@ void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now) {
   e->module = f->node;
   e->t_begin = f->t0;
   e->t_end = now;
-  e->macs = tot->macs - f->start.macs;
-  e->flops = tot->flops - f->start.flops;
-  e->bytes_read = tot->bytes_read - f->start.bytes_read;
-  e->bytes_written = tot->bytes_written - f->start.bytes_written;
+  e->macs = prof_sat_gain(tot->macs, f->start.macs);
+  e->flops = prof_sat_gain(tot->flops, f->start.flops);
+  e->bytes_read = prof_sat_gain(tot->bytes_read, f->start.bytes_read);
+  e->bytes_written = prof_sat_gain(tot->bytes_written, f->start.bytes_written);
 }
 
 void prof_module_enter(prof_State *S, prof_ModuleId id) {
@@ -40,8 +40,10 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
     profR_sticky(R, PROF_ERRARG, "prof_module_enter: unknown module id", id);
     return;
   }
-  if (R->sp == PROF_STACK_MAX) {
-    profR_sticky(R, PROF_ERRSTATE, "prof_module_enter: module stack overflow", id);
+  if (__builtin_expect(R->sp == R->cap_stack, 0) && profR_grow_stack(R) != PROF_OK) {
+    profR_sticky(R, PROF_ERRSTATE, R->cap_stack >= PROF_STACK_MAX
+                 ? "prof_module_enter: more than " PROF_STR(PROF_STACK_MAX) " nested module calls"
+                 : "prof_module_enter: out of memory for the module stack", id);
     return;
   }
   profR_Slot *slot = profR_slot(R, id);
@@ -85,11 +87,12 @@ static void close_frame(profR_Recorder *R, int64_t now, int active, int unwindin
   if (!active || !f->counted) return;
   profT_Acc *in = &slot->incl[f->phase];
   const profT_Acc *tot = &R->totals[f->phase];
-  in->macs += tot->macs - f->start.macs;
-  in->flops += tot->flops - f->start.flops;
-  in->bytes_read += tot->bytes_read - f->start.bytes_read;
-  in->bytes_written += tot->bytes_written - f->start.bytes_written;
-  in->time_ns += now - f->t0;
+  in->macs = prof_sat_add(in->macs, prof_sat_gain(tot->macs, f->start.macs));
+  in->flops = prof_sat_add(in->flops, prof_sat_gain(tot->flops, f->start.flops));
+  in->bytes_read = prof_sat_add(in->bytes_read, prof_sat_gain(tot->bytes_read, f->start.bytes_read));
+  in->bytes_written = prof_sat_add(in->bytes_written,
+                                   prof_sat_gain(tot->bytes_written, f->start.bytes_written));
+  in->time_ns = prof_sat_add(in->time_ns, now - f->t0);
   if (R->cap_events > 0) profR_push_module(R, f, now);
 }
 

@@ -39,6 +39,25 @@ int profR_grow_slots(profR_Recorder *R, int32_t need) {
   return PROF_OK;
 }
 
+int profR_grow_stack(profR_Recorder *R) {
+  if (R->cap_stack >= PROF_STACK_MAX) return PROF_ERRSTATE;
+  int32_t cap = R->cap_stack > 0 ? 2 * R->cap_stack : PROF_STACK_INIT;
+  if (cap > PROF_STACK_MAX) cap = PROF_STACK_MAX;
+  profT_Frame *f = profI_realloc(R->S, R->stack, sizeof *f * (size_t)R->cap_stack,
+                                 sizeof *f * (size_t)cap);
+  if (f == NULL) return PROF_ERRMEM;
+  R->stack = f;
+  R->cap_stack = cap;
+  return PROF_OK;
+}
+
+static void free_recorder(prof_State *S, profR_Recorder *R) {
+  profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
+  profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
+  profI_free(S, R->stack, sizeof *R->stack * (size_t)R->cap_stack);
+  profI_free(S, R, sizeof *R);
+}
+
 static profR_Recorder *create(prof_State *S) {
   profR_Recorder *R = profI_alloc(S, sizeof *R);
   if (R == NULL) return NULL;
@@ -46,9 +65,9 @@ static profR_Recorder *create(prof_State *S) {
   R->S = S;
   R->thread = pthread_self();
   R->phase = PROF_PHASE_FORWARD;
-  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK) {
-    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
-    profI_free(S, R, sizeof *R);
+  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK ||
+      profR_grow_stack(R) != PROF_OK) {
+    free_recorder(S, R);
     return NULL;
   }
   R->index = S->n_recorders++;
@@ -79,9 +98,7 @@ void profR_free_all(prof_State *S) {
   profR_Recorder *R = S->recorders;
   while (R != NULL) {
     profR_Recorder *next = R->next;
-    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
-    profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
-    profI_free(S, R, sizeof *R);
+    free_recorder(S, R);
     R = next;
   }
   S->recorders = NULL;

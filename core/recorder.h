@@ -2,6 +2,7 @@
 #ifndef PROF_RECORDER_H
 #define PROF_RECORDER_H
 
+#include "saturate.h"
 #include "session.h"
 
 typedef struct profR_Cache {
@@ -14,6 +15,8 @@ PROF_INTERNAL __attribute__((tls_model("initial-exec"))) _Thread_local profR_Cac
 
 /* Grows R's per-module slots to hold module need - 1 (and every module registered so far). */
 PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need) __attribute__((cold));
+/* Doubles R's frame stack (up to PROF_STACK_MAX frames). */
+PROF_INTERNAL int profR_grow_stack(profR_Recorder *R) __attribute__((cold));
 /* Gives every recorder an event buffer of the session's capacity. */
 PROF_INTERNAL int profR_resize_events(prof_State *S);
 
@@ -57,21 +60,21 @@ static inline int32_t profR_attr_node(const profR_Recorder *R) {
 
 /* Adds to R's totals (every open frame sees them at exit) and to node k's own counts. Inline:
    it is most of an op record's work. k < cap_slots: k is an open frame's node, and entering it
-   grew the slots. */
+   grew the slots. Sums saturate (saturate.h): one never-taken jump each, no flag kept here. */
+static inline void profR_acc_add(profT_Acc *a, int64_t macs, int64_t flops, int64_t br,
+                                 int64_t bw) {
+  a->calls++;
+  a->macs = prof_sat_add(a->macs, macs);
+  a->flops = prof_sat_add(a->flops, flops);
+  a->bytes_read = prof_sat_add(a->bytes_read, br);
+  a->bytes_written = prof_sat_add(a->bytes_written, bw);
+}
+
 static inline void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops,
                              int64_t br, int64_t bw) {
-  profT_Acc *tot = &R->totals[R->phase];
-  tot->calls++;
-  tot->macs += macs;
-  tot->flops += flops;
-  tot->bytes_read += br;
-  tot->bytes_written += bw;
-  profT_Acc *self = k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase];
-  self->calls++;
-  self->macs += macs;
-  self->flops += flops;
-  self->bytes_read += br;
-  self->bytes_written += bw;
+  profR_acc_add(&R->totals[R->phase], macs, flops, br, bw);
+  profR_acc_add(k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase], macs, flops,
+                br, bw);
 }
 
 #endif

@@ -2,28 +2,32 @@
 #include <string.h>
 
 #include "recorder.h"
+#include "saturate.h"
 
 void profS_free(prof_State *S) {
   profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
   memset(&S->snap, 0, sizeof S->snap);
 }
 
-static void acc_add(profT_Acc *a, const profT_Acc *b) {
-  a->calls += b->calls;
-  a->macs += b->macs;
-  a->flops += b->flops;
-  a->bytes_read += b->bytes_read;
-  a->bytes_written += b->bytes_written;
-  a->time_ns += b->time_ns;
+/* Inclusive counts and time of a container, summed from its children (not their calls). Sums
+   saturate (saturate.h); prof_snapshot looks for saturated values once at the end. */
+static void acc_add_counts(profT_Acc *a, const profT_Acc *b) {
+  a->macs = prof_sat_add(a->macs, b->macs);
+  a->flops = prof_sat_add(a->flops, b->flops);
+  a->bytes_read = prof_sat_add(a->bytes_read, b->bytes_read);
+  a->bytes_written = prof_sat_add(a->bytes_written, b->bytes_written);
+  a->time_ns = prof_sat_add(a->time_ns, b->time_ns);
 }
 
-/* Inclusive counts and time of a container, summed from its children (not their calls). */
-static void acc_add_counts(profT_Acc *a, const profT_Acc *b) {
-  a->macs += b->macs;
-  a->flops += b->flops;
-  a->bytes_read += b->bytes_read;
-  a->bytes_written += b->bytes_written;
-  a->time_ns += b->time_ns;
+static void acc_add(profT_Acc *a, const profT_Acc *b) {
+  a->calls = prof_sat_add(a->calls, b->calls);
+  acc_add_counts(a, b);
+}
+
+static int acc_saturated(const profT_Acc *a) {
+  return prof_is_saturated(a->calls) | prof_is_saturated(a->macs) | prof_is_saturated(a->flops) |
+         prof_is_saturated(a->bytes_read) | prof_is_saturated(a->bytes_written) |
+         prof_is_saturated(a->time_ns);
 }
 
 int prof_snapshot(prof_State *S) {
@@ -42,6 +46,7 @@ int prof_snapshot(prof_State *S) {
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   for (int d = 0; d < 2; d++) snap->mem_peak[d] = atomic_load(&S->mem_peak[d]);
   snap->n_events = snap->dropped = 0;
+  snap->saturated = 0;
   pthread_mutex_lock(&S->lock);
   for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
     int32_t m = R->cap_slots < n ? R->cap_slots : n;
@@ -91,13 +96,19 @@ int prof_snapshot(prof_State *S) {
           acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
       }
     /* exact conventions: an ignored subtree leaves its ancestors' params too */
-    m->params_counted = node->params - (removed != NULL ? removed[k] : 0);
+    m->params_counted = prof_sat_sub(node->params, removed != NULL ? removed[k] : 0);
     if (removed != NULL && node->parent >= 0) {
       int parent_hidden = snap->modules[node->parent].hidden;
-      if (m->hidden && !parent_hidden) removed[node->parent] += node->params;
-      else if (!m->hidden) removed[node->parent] += removed[k];
+      int64_t *r = &removed[node->parent];
+      if (m->hidden && !parent_hidden) *r = prof_sat_add(*r, node->params);
+      else if (!m->hidden) *r = prof_sat_add(*r, removed[k]);
     }
+    snap->saturated |= prof_is_saturated(node->params) | prof_is_saturated(m->params_counted);
+    for (int p = 0; p < PROF_PHASE_COUNT; p++)
+      snap->saturated |= acc_saturated(&m->incl[p]) | acc_saturated(&m->self[p]);
   }
+  for (int p = 0; p < PROF_PHASE_COUNT; p++)
+    snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
   profI_free(S, removed, rbytes);
   return PROF_OK;
 }
@@ -149,6 +160,8 @@ void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out) {
 }
 
 int64_t prof_event_count(const prof_State *S) { return S->snap.n_events; }
+
+int prof_counts_saturated(const prof_State *S) { return S->snap.saturated; }
 
 int64_t prof_events_dropped(const prof_State *S) { return S->snap.dropped; }
 

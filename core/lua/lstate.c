@@ -241,6 +241,12 @@ static int s_modules(lua_State *L) {
   return 1;
 }
 
+/* S:counts_saturated(): true when some count of the snapshot stopped at INT64_MAX. */
+static int s_counts_saturated(lua_State *L) {
+  lua_pushboolean(L, prof_counts_saturated(snapshot_S(L)));
+  return 1;
+}
+
 static int s_totals(lua_State *L) {
   prof_State *S = snapshot_S(L);
   static const char *const names[] = {"forward", "backward", "step", NULL};
@@ -334,6 +340,7 @@ void lbind_open_state(lua_State *L) {
       {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
+      {"counts_saturated", s_counts_saturated},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {

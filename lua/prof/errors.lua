@@ -12,11 +12,20 @@ function M.module_path(m)
   return m:path()
 end
 
+-- A path as messages print it: a deep model's (thousands of levels) keeps its first and last
+-- 60 characters around the number of levels left out, so the reason after it stays readable.
+function M.short_path(path)
+  if #path <= 160 then return path end
+  local head, tail = path:sub(1, 60), path:sub(-60)
+  local _, dots = path:sub(61, -61):gsub("%.", "")
+  return string.format("%s...(%d levels)...%s", head, dots, tail)
+end
+
 -- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
 function M.with_module_context(msg)
   local m = module.innermost(2)
   if m == nil or type(msg) ~= "string" or msg:find("^in module ") then return msg end
-  local path = M.module_path(m)
+  local path = M.short_path(M.module_path(m))
   if path == "" then
     return string.format("in module %s (the model): %s", m.__name, msg)
   end

@@ -32,6 +32,40 @@ local function model_device(model)
   return p and p.device or core.default_device()
 end
 
+-- Parameter elements of every module's subtree, in one pass from the leaves up (num_parameters
+-- per module walks each subtree again: quadratic in depth). It agrees with num_parameters only
+-- where no module and no parameter is reached twice; a model that shares any (tied embeddings)
+-- gets an empty table, and num_parameters per module, as before.
+local function subtree_params(model)
+  local order, parent_of, seen = {}, {}, {}
+  local stack = { model }
+  while #stack > 0 do
+    local m = table.remove(stack)
+    if seen[m] then return {} end
+    seen[m] = true
+    order[#order + 1] = m
+    local kids = m:children()
+    for i = #kids, 1, -1 do
+      parent_of[kids[i]] = m
+      stack[#stack + 1] = kids[i]
+    end
+  end
+  local total = {}
+  for i = #order, 1, -1 do
+    local m = order[i]
+    local n = total[m] or 0
+    for _, p in ipairs(m:parameters_own()) do
+      if seen[p] then return {} end
+      seen[p] = true
+      n = n + p:numel()
+    end
+    total[m] = n
+    local up = parent_of[m]
+    if up ~= nil then total[up] = (total[up] or 0) + n end
+  end
+  return total
+end
+
 -- Registers the model's tree with the core: each module once, at its first path, and the Lua
 -- rules into the core's rule registry (one trampoline per type). Returns module -> id,
 -- id -> module and module -> flop rule.
@@ -44,18 +78,25 @@ local function register(S, model, matcher, type_rules, old_types)
     end)
   end
   local ids, objects, ruled = {}, {}, {}
-  local function walk(m, parent, name, path)
-    if ids[m] ~= nil then return end
-    local id = S:add_module(parent, name, m.__name, m:num_parameters())
-    ids[m] = id
-    objects[id] = m
-    ruled[m] = type_rules[m.__name]
-    S:set_module_flags(id, { ignored = matcher(path, m) })
-    for _, pair in ipairs(m:named_children()) do
-      walk(pair[2], id, pair[1], path == "" and pair[1] or path .. "." .. pair[1])
+  local params = subtree_params(model)
+  -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
+  -- its first path; the core refuses a module nested deeper than it holds, naming the place
+  local stack = { { model, nil, "", "" } }
+  while #stack > 0 do
+    local m, parent, name, path = table.unpack(table.remove(stack))
+    if ids[m] == nil then
+      local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
+      ids[m] = id
+      objects[id] = m
+      ruled[m] = type_rules[m.__name]
+      S:set_module_flags(id, { ignored = matcher(path, m) })
+      local kids = m:named_children()
+      for i = #kids, 1, -1 do
+        local key = kids[i][1]
+        stack[#stack + 1] = { kids[i][2], id, key, path == "" and key or path .. "." .. key }
+      end
     end
   end
-  walk(model, nil, "", "")
   return ids, objects, ruled
 end
 
@@ -141,6 +182,16 @@ function FlopsProfiler:get_total_duration(as_string)
   return s
 end
 
+-- a * b for counts: Lua integers wrap (2^62 params x mp_size 4 would print negative), so the
+-- product stops at math.maxinteger; the second result says whether it did.
+local function sat_mul(a, b)
+  if a == nil or b == nil then return nil, false end
+  if a ~= 0 and b ~= 0 and math.abs(a) > math.maxinteger // math.abs(b) then
+    return ((a < 0) ~= (b < 0)) and math.mininteger or math.maxinteger, true
+  end
+  return a * b, false
+end
+
 -- The profile as plain tables (report scripts' input; see scripts/reports/).
 -- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...).
 function FlopsProfiler:profile(extra)
@@ -158,7 +209,10 @@ function FlopsProfiler:profile(extra)
     -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
     modules[i] = {
       index = i, parent = parent, children = {},
-      name = r.name, path = S:path(r.id), type = r.type, depth = r.depth,
+      name = r.name, type = r.type, depth = r.depth,
+      -- the parent's path and this name (S:path per module walks to the root: quadratic in depth)
+      path = parent == nil and "" or (modules[parent].path == "" and r.name
+        or modules[parent].path .. "." .. r.name),
       params = r.params_counted, macs = r.fwd.macs, flops = r.fwd.flops,
       bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
       fwd_latency_s = timed and r.fwd.time_ns > 0 and r.fwd.time_ns / 1e9 or nil,
@@ -172,6 +226,8 @@ function FlopsProfiler:profile(extra)
   end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
   local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1
+  local params_model, sat_p = sat_mul(root.params, mp)
+  local flops_model, sat_f = sat_mul(root.flops, mp)
   local p = {
     schema = "profrun.profile/1",
     device = self.device,
@@ -183,10 +239,10 @@ function FlopsProfiler:profile(extra)
     mp_size = mp,
     batch_size = extra.batch_size,
     params = root.params,
-    params_model = root.params * mp,
+    params_model = params_model,
     fwd_macs = root.macs,
     fwd_flops = root.flops,
-    fwd_flops_model = root.flops * mp,
+    fwd_flops_model = flops_model,
     bwd_flops = extra.bwd_flops,
     recompute_fwd_factor = self.recompute_fwd_factor
       or config.value("flops_profiler.recompute_fwd_factor") or 0,
@@ -197,6 +253,8 @@ function FlopsProfiler:profile(extra)
     samples_per_s = extra.samples_per_s,
     tokens = extra.tokens,
     modules = modules,
+    -- some count passed 2^63 - 1 and stopped there: reports say the numbers are lower bounds
+    saturated = S:counts_saturated() or sat_p or sat_f or nil,
   }
   return p
 end

@@ -29,7 +29,9 @@ M.MODULE_KEYS = {
 }
 
 -- Summary keys present only when known (the machine's peaks, from the roofline analysis).
-M.OPTIONAL_SUMMARY_KEYS = { "peak_flops", "peak_bytes_per_s", "ridge_intensity", "peaks_machine" }
+-- saturated: true when some count passed 2^63 - 1 and stopped there (absent otherwise).
+M.OPTIONAL_SUMMARY_KEYS = { "peak_flops", "peak_bytes_per_s", "ridge_intensity", "peaks_machine",
+                            "saturated" }
 
 local OPTIONAL = { bytes = true, bwd_flops = true, intensity = true, achieved_flops = true,
                    achieved_bytes_per_s = true, bound = true, bound_expected = true }
