@@ -74,6 +74,16 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->t0 = profC_ticks(&S->clock);
 }
 
+/* in += what the running totals tot gained since start, saturating; a saturated total's gain is
+   unknown and reads saturated. */
+__attribute__((cold, noinline)) static void add_gain_sat(profT_Acc *in, const profT_Acc *tot,
+                                                         const profT_Acc *start) {
+  profR_acc_add_sat(in, prof_sat_gain(tot->macs, start->macs),
+                    prof_sat_gain(tot->flops, start->flops),
+                    prof_sat_gain(tot->bytes_read, start->bytes_read),
+                    prof_sat_gain(tot->bytes_written, start->bytes_written));
+}
+
 /* Closes the innermost frame. Its rule runs (without operands) unless apply_rule ran it, or the
    frame is being unwound by an outer exit: a call that failed has no counts to give. */
 static void close_frame(profR_Recorder *R, int64_t now, int active, int unwinding) {
@@ -87,12 +97,17 @@ static void close_frame(profR_Recorder *R, int64_t now, int active, int unwindin
   if (!active || !f->counted) return;
   profT_Acc *in = &slot->incl[f->phase];
   const profT_Acc *tot = &R->totals[f->phase];
-  in->macs = prof_sat_add(in->macs, prof_sat_gain(tot->macs, f->start.macs));
-  in->flops = prof_sat_add(in->flops, prof_sat_gain(tot->flops, f->start.flops));
-  in->bytes_read = prof_sat_add(in->bytes_read, prof_sat_gain(tot->bytes_read, f->start.bytes_read));
-  in->bytes_written = prof_sat_add(in->bytes_written,
-                                   prof_sat_gain(tot->bytes_written, f->start.bytes_written));
-  in->time_ns = prof_sat_add(in->time_ns, now - f->t0);
+  /* the gains are non-negative and a module's inclusive counts are a part of the total, so
+     nothing here can overflow unless a total did (profR_add marked the recorder then) */
+  if (__builtin_expect(R->saturated, 0)) {
+    add_gain_sat(in, tot, &f->start);
+  } else {
+    PROFR_UADD(in->macs, (uint64_t)tot->macs - (uint64_t)f->start.macs);
+    PROFR_UADD(in->flops, (uint64_t)tot->flops - (uint64_t)f->start.flops);
+    PROFR_UADD(in->bytes_read, (uint64_t)tot->bytes_read - (uint64_t)f->start.bytes_read);
+    PROFR_UADD(in->bytes_written, (uint64_t)tot->bytes_written - (uint64_t)f->start.bytes_written);
+  }
+  PROFR_UADD(in->time_ns, now - f->t0);
   if (R->cap_events > 0) profR_push_module(R, f, now);
 }
 

@@ -118,6 +118,22 @@ void profR_zero(profR_Recorder *R) {
   R->dropped = 0;
   R->sticky = PROF_OK;
   R->sticky_msg[0] = '\0';
+  R->saturated = 0;
+}
+
+/* Every sum saturates (saturate.h) once one total has passed INT64_MAX. */
+void profR_acc_add_sat(profT_Acc *a, int64_t macs, int64_t flops, int64_t br, int64_t bw) {
+  a->macs = prof_sat_add(a->macs, macs);
+  a->flops = prof_sat_add(a->flops, flops);
+  a->bytes_read = prof_sat_add(a->bytes_read, br);
+  a->bytes_written = prof_sat_add(a->bytes_written, bw);
+}
+
+void profR_add_slow(profR_Recorder *R, profT_Acc *self, int64_t macs, int64_t flops, int64_t br,
+                    int64_t bw) {
+  R->saturated = 1;
+  profR_acc_add_sat(&R->totals[R->phase], macs, flops, br, bw);
+  profR_acc_add_sat(self, macs, flops, br, bw);
 }
 
 /* Resizes every recorder's event buffer to the session's capacity (cold: between runs). */
@@ -134,7 +150,7 @@ void profR_sticky(profR_Recorder *R, int code, const char *what, prof_ModuleId i
   if (R->sticky != PROF_OK) return;
   R->sticky = code;
   char path[256];
-  if (prof_module_path(R->S, id, path, sizeof path) < 0) strcpy(path, "?");
+  profT_short_path(R->S, id, path, sizeof path);
   snprintf(R->sticky_msg, sizeof R->sticky_msg, "%s (module id %d, path \"%s\")", what, (int)id,
            path);
 }

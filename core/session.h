@@ -88,6 +88,7 @@ typedef struct profR_Recorder {
   profT_Frame *stack;          /* cap_stack frames, grown by profR_grow_stack */
   int32_t sp, cap_stack;
   int32_t suppress;            /* > 0: ops are dropped (inside an ignored module, or a rule's) */
+  int saturated;               /* a running total passed INT64_MAX: sums saturate from then on */
   /* ops open between prof_op_begin and prof_op_end (memory attribution) */
   prof_Op *open_ops[PROF_OP_NEST_MAX];
   int32_t op_depth;

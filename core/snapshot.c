@@ -59,6 +59,7 @@ int prof_snapshot(prof_State *S) {
       acc_add(&snap->totals[p], &R->totals[p]);
       acc_add(&snap->unattributed[p], &R->unattributed[p]);
     }
+    snap->saturated |= R->saturated;
     snap->n_events += R->n_events;
     snap->dropped += R->dropped;
   }

@@ -40,7 +40,7 @@ static int add_locked(prof_State *S, prof_ModuleId parent, const char *name, con
     return profI_error(S, PROF_ERRARG, "prof_module_add: name and type are required");
   if (parent != PROF_NO_MODULE && profT_node(S, parent)->depth >= PROF_DEPTH_MAX) {
     char path[160];
-    prof_module_path(S, parent, path, sizeof path);
+    profT_short_path(S, parent, path, sizeof path);
     return profI_error(S, PROF_ERRARG,
                        "prof_module_add: module '%s' (%s) would be nested %d levels deep, more "
                        "than the %d a profile holds, under \"%s\"", name, type,
@@ -115,10 +115,12 @@ int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags) {
 
 /* Length of id's path (parts joined by dots, the root's name left out). */
 static size_t path_length(const prof_State *S, prof_ModuleId id) {
-  size_t len = 0;
-  for (prof_ModuleId k = id; k >= 0 && profT_node(S, k)->parent >= 0; k = profT_node(S, k)->parent)
-    len += strlen(profT_node(S, k)->name) + (len > 0);
-  return len;
+  size_t len = 0, parts = 0;
+  for (prof_ModuleId k = id; k >= 0 && profT_node(S, k)->parent >= 0; k = profT_node(S, k)->parent) {
+    len += strlen(profT_node(S, k)->name);
+    parts++;
+  }
+  return parts > 0 ? len + parts - 1 : 0;   /* a dot between parts, empty names included */
 }
 
 /* Copies s[0..n) to buf at position at, keeping what falls inside size - 1 bytes. */
@@ -136,10 +138,39 @@ int prof_module_path(const prof_State *S, prof_ModuleId id, char *buf, size_t si
     size_t plen = strlen(part);
     end -= plen;
     put(buf, size, end, part, plen);
-    if (end > 0) put(buf, size, --end, ".", 1);
+    if (profT_node(S, profT_node(S, k)->parent)->parent >= 0) put(buf, size, --end, ".", 1);
   }
   if (size > 0) buf[len < size ? len : size - 1] = '\0';
   return (int)len;
+}
+
+/* Keeps whole parts: the longest prefix of s[0..n) that ends before a dot, at most max bytes. */
+static size_t head_cut(const char *s, size_t n, size_t max) {
+  size_t cut = 0;
+  for (size_t i = 0; i < n && i <= max; i++)
+    if (s[i] == '.') cut = i;
+  return cut;
+}
+
+void profT_short_path(prof_State *S, prof_ModuleId id, char *buf, size_t size) {
+  if (size == 0) return;
+  size_t len = path_length(S, id);
+  char *full = len + 1 > size ? profI_alloc(S, len + 1) : NULL;
+  if (full == NULL) {   /* it fits, or no memory to shorten it: the plain (cut) path */
+    if (prof_module_path(S, id, buf, size) < 0) snprintf(buf, size, "?");
+    return;
+  }
+  prof_module_path(S, id, full, len + 1);
+  /* a third of the room either side of the count of the levels left out */
+  size_t keep = size > 60 ? (size - 40) / 2 : 0;
+  size_t h = head_cut(full, len, keep), t = len;
+  for (size_t i = len; i > 0 && len - i <= keep; i--)
+    if (full[i - 1] == '.') t = i;
+  long left = 1;
+  for (size_t i = h + 1; i + 1 < t; i++) left += full[i] == '.';
+  if (h == 0 || t >= len) snprintf(buf, size, "%.*s...", (int)(size > 4 ? size - 4 : 0), full);
+  else snprintf(buf, size, "%.*s.(... %ld more levels ...).%s", (int)h, full, left, full + t);
+  profI_free(S, full, len + 1);
 }
 
 int32_t prof_module_count(const prof_State *S) { return profT_count(S); }

@@ -12,13 +12,15 @@ function M.module_path(m)
   return m:path()
 end
 
--- A path as messages print it: a deep model's (thousands of levels) keeps its first and last
--- 60 characters around the number of levels left out, so the reason after it stays readable.
+-- A path as messages print it: a deep model's (thousands of levels) keeps its whole parts within
+-- the first and last 60 characters around the number of levels left out, so the reason after it
+-- stays readable: "0.0.0.(... 55431 more levels ...).0.0".
 function M.short_path(path)
   if #path <= 160 then return path end
-  local head, tail = path:sub(1, 60), path:sub(-60)
-  local _, dots = path:sub(61, -61):gsub("%.", "")
-  return string.format("%s...(%d levels)...%s", head, dots, tail)
+  local head = path:sub(1, 61):match("^(.*)%.") or path:sub(1, 60)
+  local tail = path:sub(-61):match("%.(.*)$") or path:sub(-60)
+  local _, left = path:sub(#head + 2, -#tail - 2):gsub("[^.]+", "")
+  return string.format("%s.(... %d more levels ...).%s", head, left, tail)
 end
 
 -- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
