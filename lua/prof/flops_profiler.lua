@@ -81,9 +81,11 @@ local function register(S, model, matcher, type_rules, old_types)
   local params = subtree_params(model)
   -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
   -- its first path; the core refuses a module nested deeper than it holds, naming the place
-  local stack = { { model, nil, "", "" } }
-  while #stack > 0 do
-    local m, parent, name, path = table.unpack(table.remove(stack))
+  local sm, sparent, sname, spath = { model }, { false }, { "" }, { "" }   -- the stack, by field
+  while #sm > 0 do
+    local top = #sm
+    local m, parent, name, path = sm[top], sparent[top] or nil, sname[top], spath[top]
+    sm[top], sparent[top], sname[top], spath[top] = nil, nil, nil, nil
     if ids[m] == nil then
       local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
       ids[m] = id
@@ -92,8 +94,8 @@ local function register(S, model, matcher, type_rules, old_types)
       S:set_module_flags(id, { ignored = matcher(path, m) })
       local kids = m:named_children()
       for i = #kids, 1, -1 do
-        local key = kids[i][1]
-        stack[#stack + 1] = { kids[i][2], id, key, path == "" and key or path .. "." .. key }
+        local key, n = kids[i][1], #sm + 1
+        sm[n], sparent[n], sname[n], spath[n] = kids[i][2], id, key, path == "" and key or path .. "." .. key
       end
     end
   end
@@ -156,7 +158,7 @@ end
 
 local function root_counts(self)
   if self.S == nil then error("FlopsProfiler: call start_profile first", 3) end
-  return self.S:modules()[1]
+  return self.S:modules(1, 1)[1]
 end
 
 function FlopsProfiler:get_total_flops(as_string)
@@ -199,10 +201,18 @@ function FlopsProfiler:profile(extra)
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
   local timed = self.device ~= "meta"
-  local rows = S:modules()
   local index = {}
   local modules = {}
-  for i, r in ipairs(rows) do
+  -- the core's rows in slices: a million at once would be a second copy of the profile (while
+  -- recording, each call takes a snapshot: then one slice)
+  local SLICE = S:active() and math.maxinteger or 4096
+  local rows, base = {}, 0
+  for i = 1, S:module_count() do
+    if i > base + #rows then
+      base = i - 1
+      rows = S:modules(i, SLICE)
+    end
+    local r = rows[i - base]
     index[r.id] = i
     local m = self.objects[r.id]
     local parent = r.parent and index[r.parent]

@@ -54,7 +54,8 @@ end
 
 function M.render(profile)
   local modules = {}
-  for i, rec in ipairs(tree.shown(profile)) do modules[i] = module_object(profile, rec) end
+  -- each module encoded at once, at its place in the document (its items are indented by 4)
+  for i, rec in ipairs(tree.shown(profile)) do modules[i] = enc.encode_at(module_object(profile, rec), "    ") end
   local values, keys = {}, {}
   for _, k in ipairs(M.SUMMARY_KEYS) do
     if k == "modules" then
@@ -67,7 +68,7 @@ function M.render(profile)
   end
   for _, o in ipairs(M.OPTIONAL_SUMMARY_KEYS) do values[o] = profile[o] end
   values.schema = "profrun.profile/1"
-  values.modules = modules
+  values.modules = enc.raw_array(modules)
   return enc.encode(enc.object(keys, values)) .. "\n"
 end
 
