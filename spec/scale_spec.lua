@@ -109,6 +109,31 @@ describe("counts past 2^63 - 1", function()
   end)
 end)
 
+describe("the core's module rows", function()
+  -- root "" -> a -> a0, root -> b: pre-order root, a, a0, b
+  it("are read in slices of the pre-order: S:modules(first, count), S:module_count()", function()
+    local S = core.new()
+    local root = S:add_module(nil, "", "Net", 3)
+    local a = S:add_module(root, "a", "A", 2)
+    S:add_module(root, "b", "B", 1)
+    S:add_module(a, "a0", "A0", 2)
+    assert.equal(4, S:module_count())
+    local function names(rows)
+      local out = {}
+      for i, r in ipairs(rows) do out[i] = r.name end
+      return out
+    end
+    assert.same({ "", "a", "a0", "b" }, names(S:modules()))
+    assert.same({ "" }, names(S:modules(1, 1)))
+    assert.same({ "a0", "b" }, names(S:modules(3, 10)))
+    assert.same({ "a", "a0" }, names(S:modules(2, 2)))
+    assert.same({}, names(S:modules(5)))
+    assert.same({}, names(S:modules(2, 0)))
+    assert.has_error(function() S:modules(0) end)
+    S:close()
+  end)
+end)
+
 describe("a Lua flop rule registered on the core directly", function()
   -- the trampoline itself refuses what rules.lua would: a host may register without it
   local function apply(fn)

@@ -91,7 +91,8 @@ local function register(S, model, matcher, type_rules, old_types)
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
-      S:set_module_flags(id, { ignored = matcher(path, m) })
+      -- a new module's flags are clear: only an ignored one needs a call (and its table)
+      if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
       local kids = m:named_children()
       for i = #kids, 1, -1 do
         local key, n = kids[i][1], #sm + 1

@@ -66,6 +66,19 @@ local function release(child, parent, key)
   end
 end
 
+-- Most modules have no buffers and many no parameters (a million ReLUs): their _params and
+-- _buffers start as one shared empty list, replaced by their own on the first key.
+local NONE = setmetatable({}, { __newindex = function() error("nn.Module: the shared empty list was written", 2) end })
+
+function M.own_order(self, field)
+  local order = rawget(self, field)
+  if order == NONE then
+    order = {}
+    rawset(self, field, order)
+  end
+  return order
+end
+
 -- Replacing keeps the key's place in its order; a key new to that order (or re-added after a
 -- removal) goes last, as in PyTorch's OrderedDict after `del` and a new assignment.
 local function set_slot(self, key, value)
@@ -82,7 +95,7 @@ local function set_slot(self, key, value)
   if value ~= nil then
     local child = is_module(value)
     if old == nil then
-      local order = rawget(self, child and "_modules" or "_params")
+      local order = M.own_order(self, child and "_modules" or "_params")
       order[#order + 1] = key
     end
     if child then adopt(value, self, key) end
@@ -195,8 +208,15 @@ end
 
 -- An instance's own metatable: the class's metamethods, __index to its slots, and the class
 -- behind it (getmetatable(m).key still finds class members).
+local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls}, shared
+
 local function instance_meta(cls, slots)
-  local mt = setmetatable({}, { __index = cls })
+  local behind = class_meta[cls]
+  if behind == nil then
+    behind = { __index = cls }
+    class_meta[cls] = behind
+  end
+  local mt = setmetatable({}, behind)   -- one per class, not per instance (a million modules)
   for k, v in pairs(cls) do
     if type(k) == "string" and k:sub(1, 2) == "__" then mt[k] = v end
   end
@@ -207,7 +227,7 @@ end
 -- Instances: cls(...) calls init(...) on a fresh object.
 function Module:new(...)
   local slots = setmetatable({}, slot_meta_of(self))
-  local obj = { _modules = {}, _params = {}, _slots = slots, _buffers = {}, training = true }
+  local obj = { _modules = {}, _params = NONE, _slots = slots, _buffers = NONE, training = true }
   slots[OWNER] = obj
   setmetatable(obj, instance_meta(self, slots))
   obj:init(...)
@@ -230,8 +250,10 @@ end
 
 -- Buffers (running statistics, masks) are state that is not a parameter.
 function Module:register_buffer(name, tensor)
-  local order = rawget(self, "_buffers")
-  if rawget(self, name) == nil then order[#order + 1] = name end
+  if rawget(self, name) == nil then
+    local order = M.own_order(self, "_buffers")
+    order[#order + 1] = name
+  end
   rawset(self, name, tensor)
 end
 

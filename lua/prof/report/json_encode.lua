@@ -36,6 +36,8 @@ end
 local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
 
 function M.string(s)
+  -- most strings need no escape: one scan, no per-character callback
+  if not s:find('[%z\1-\31"\\]') then return '"' .. s .. '"' end
   return '"' .. s:gsub('[%z\1-\31"\\]', function(c)
     return ESC[c] or string.format("\\u%04x", c:byte())
   end) .. '"'
