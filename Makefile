@@ -175,7 +175,7 @@ $(ASAN_PROFRUN): $(BUILD)/asan-obj/core/profrun.o $(ASAN_BIND_OBJ) $(ASAN_LIBRT_
 	  -pthread -Wl,-E
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
-	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lm\n' \
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries

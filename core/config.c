@@ -293,6 +293,8 @@ static int check_object(const Loader *L, const cJSON *obj, const char *path) {
     if (profC_deepspeed_keys(sub) != NULL && !cJSON_IsObject(item) && !cJSON_IsNull(item))
       return fail(L, sub, "%s: expected an object, got %s", sub, describe(item, got, sizeof got));
     type = profC_deepspeed_type(sub);
+    /* "auto" (Hugging Face's placeholder) means DeepSpeed's default: the engine says so */
+    if (cJSON_IsString(item) && strcmp(item->valuestring, "auto") == 0) type = -1;
     if (type == PROF_CONFIG_BOOL) {
       int b;
       TRY(read_bool(L, item, sub, &b));
@@ -518,18 +520,32 @@ end:
   return PROF_OK;
 }
 
-/* FILE:LINE:COLUMN (1-based, columns in bytes) of offset pos, with the text that follows it. */
-static int syntax_error(const Loader *L, const char *text, size_t len, size_t pos) {
-  char near[EXCERPT + 1];
-  long line = 1, col = 1;
+/* The 1-based line and column (in bytes) of offset pos. */
+static void line_col(const char *text, size_t pos, long *line, long *col) {
+  *line = 1;
+  *col = 1;
   for (size_t i = 0; i < pos; i++) {
     if (text[i] == '\n') {
-      line++;
-      col = 1;
+      ++*line;
+      *col = 1;
     } else {
-      col++;
+      ++*col;
     }
   }
+}
+
+/* FILE:LINE:COLUMN of offset pos, with the text that follows it (or the comma that is wrong). */
+static int syntax_error(const Loader *L, const char *text, size_t len, size_t pos) {
+  char near[EXCERPT + 1];
+  long line, col;
+  size_t comma = profC_trailing_comma(text, len, pos);
+  if (comma != (size_t)-1) {
+    line_col(text, comma, &line, &col);
+    return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON: trailing comma before "
+                       "'%c' (JSON allows none)", L->file, line, col,
+                       pos < len && (text[pos] == '}' || text[pos] == ']') ? text[pos] : text[pos - 1]);
+  }
+  line_col(text, pos, &line, &col);
   if (pos >= len)
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON at the end of the file",
                        L->file, line, col);
@@ -546,13 +562,20 @@ static int syntax_error(const Loader *L, const char *text, size_t len, size_t po
 static int parse_text(const Loader *L, const char *text, size_t len, cJSON **root) {
   char got[64];
   const char *end = NULL;
-  size_t stop = strlen(text);  /* < len when the file holds a NUL byte */
+  size_t stop = strlen(text), nul;  /* stop < len when the file holds a NUL byte */
   /* The length counts the terminator: cJSON requires it when asked to reject trailing text. */
   cJSON *r = cJSON_ParseWithLengthOpts(text, stop + 1, &end, 1);
   if (r == NULL || stop != len) {
     size_t pos = r != NULL ? stop : end != NULL ? (size_t)(end - text) : 0;
     cJSON_Delete(r);
     return syntax_error(L, text, len, pos);
+  }
+  if ((nul = profC_find_nul_escape(text, len)) != (size_t)-1) {
+    long line, col;
+    line_col(text, nul, &line, &col);
+    cJSON_Delete(r);
+    return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: a NUL character (\\u0000) in a string: "
+                       "no key or path may hold one", L->file, line, col);
   }
   if (!cJSON_IsObject(r)) {
     profI_error(L->S, PROF_ERRCONFIG, "%s: the top level must be a JSON object, got %s", L->file,
@@ -587,6 +610,11 @@ static int apply_override(const Loader *L, cJSON *root, const char *ov) {
     goto end;
   }
   item = cJSON_ParseWithLengthOpts(value, strlen(value) + 1, NULL, 1);
+  if (item != NULL && profC_find_nul_escape(value, strlen(value)) != (size_t)-1) {
+    rc = profI_error(L->S, PROF_ERRCONFIG, "--set %s: a NUL character (\\u0000) in a string: "
+                     "no key or path may hold one", ov);
+    goto end;
+  }
   if (item == NULL) item = cJSON_CreateString(value);
   if (item == NULL) {
     rc = oom(L);

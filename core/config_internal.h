@@ -47,4 +47,13 @@ PROF_INTERNAL const char *profC_closest(const char *section, const char *key);
 /* Case-insensitive Levenshtein distance; b must be shorter than 64 bytes (table keys are). */
 PROF_INTERNAL size_t profC_edit_distance(const char *a, const char *b);
 
+/* {====================== the raw text (config_text.c) ======================} */
+
+/* The offset of the first "\u0000" escape inside a string of text, or (size_t)-1. */
+PROF_INTERNAL size_t profC_find_nul_escape(const char *text, size_t len);
+
+/* The offset of a comma just before the '}' or ']' at (or just before) pos, where cJSON
+   stopped, or (size_t)-1. */
+PROF_INTERNAL size_t profC_trailing_comma(const char *text, size_t len, size_t pos);
+
 #endif

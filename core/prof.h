@@ -108,6 +108,24 @@ PROF_API int prof_is_active(const prof_State *S);
 */
 PROF_API int prof_set_event_capacity(prof_State *S, int64_t capacity);
 
+/*
+** With on, buffered op events keep their inputs' shapes and dtypes (torch's record_shapes): up to
+** PROF_MAX_OPERANDS operands each, in an arena beside the event buffer (12 int64 per event on
+** average; an op that does not fit keeps its event without shapes, counted in
+** prof_shapes_dropped). [may fail: PROF_ERRSTATE while active]
+*/
+PROF_API int prof_set_record_shapes(prof_State *S, int on);
+PROF_API int64_t prof_shapes_dropped(const prof_State *S);
+
+/*
+** with_stack: fn is called on the recording thread at every buffered op and range (never when
+** events are off) and returns its source location: a string from prof_intern(S, ...) or a static
+** one (the event keeps the pointer), e.g. "train.lua:12;model.lua:40", innermost frame first, or
+** NULL for none. NULL fn (the default) turns it off. [may fail: PROF_ERRSTATE while active]
+*/
+typedef const char *(*prof_StackFn)(void *ud, prof_State *S);
+PROF_API int prof_set_stack_hook(prof_State *S, prof_StackFn fn, void *ud);
+
 /* Zeroes counters, events and every thread's module call stack; keeps the registered tree. */
 PROF_API void prof_reset(prof_State *S);
 
@@ -507,7 +525,11 @@ typedef struct prof_Event {
   uint64_t correlation;
   int64_t t_begin_ns, t_end_ns;
   int64_t macs, flops, bytes_read, bytes_written, bytes_allocated, bytes_freed;
-  int64_t value, total;        /* counters and memory events */
+  int64_t value, total;        /* counters and memory events; for a range, its number
+                                  (prof_range_push_numbered: the name is "name#value") or -1 */
+  const char *stack;           /* the stack hook's location (prof_set_stack_hook), or NULL */
+  int32_t ninputs;             /* ops under record_shapes: input[0 .. ninputs) are set; else 0 */
+  prof_Operand input[PROF_MAX_OPERANDS];
 } prof_Event;
 
 /* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */
@@ -550,6 +572,12 @@ PROF_API const char *prof_intern(prof_State *S, const char *name);
 #define PROF_RANGE_MAX 64
 PROF_API void prof_range_push(prof_State *S, const char *name);
 PROF_API void prof_range_pop(prof_State *S);
+
+/*
+** A range named "name#n" (torch's ProfilerStep#N) without interning a string per n: the event
+** keeps name and n (prof_Event.value), so a run of a million steps holds one name.
+*/
+PROF_API void prof_range_push_numbered(prof_State *S, const char *name, int64_t n);
 
 /* A point in time, and a named value at a point in time, on the calling thread. Hot path. */
 PROF_API void prof_instant(prof_State *S, const char *name);
@@ -622,6 +650,10 @@ typedef struct prof_TraceInfo {
   const char *process_name;    /* the process row's name; NULL: "profrun" */
   const char *trace_name;      /* "traceName"; NULL: the path (file writer) or "" */
   int64_t pid;                 /* the events' pid; 0: the calling process's id */
+  /* the name an op event is written under (e.g. PyTorch's "aten::mm" for "mm"), called once per
+     op event; NULL, or a NULL result: the event's own name */
+  const char *(*op_name)(void *ud, const char *name);
+  void *op_name_ud;
 } prof_TraceInfo;
 
 /* Fills *info with the defaults above. */
@@ -735,6 +767,9 @@ typedef struct prof_Config {
      when there are none. An optimizer section without a type is left out (DeepSpeed builds
      nothing from it). */
   prof_JsonValue *deepspeed;
+  /* flops_profiler.detailed_backward (false): the deepspeed tree prints each module's measured
+     backward too; here, not in prof_FlopsConfig, because the struct grows at its end */
+  int detailed_backward;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */

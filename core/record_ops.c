@@ -7,10 +7,38 @@ int prof_op_count(prof_State *S, prof_Op *op) {
   return profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
 }
 
+static int32_t ndim_of(const prof_Operand *o) {
+  return o->ndim < 0 ? 0 : o->ndim > PROF_MAX_DIMS ? PROF_MAX_DIMS : o->ndim;
+}
+
+/* Copies the op's input shapes into the arena; the event keeps where they start. */
+static void push_shapes(profR_Recorder *R, profR_Event *e, const prof_Op *op) {
+  int32_t n = op->ninputs < 0 ? 0 : op->ninputs > PROF_MAX_OPERANDS ? PROF_MAX_OPERANDS : op->ninputs;
+  int64_t need = 1;
+  for (int32_t i = 0; i < n; i++) need += 1 + ndim_of(&op->in[i]);
+  if (R->n_shapes + need > R->cap_shapes) {
+    R->shapes_dropped++;
+    return;
+  }
+  int64_t *w = &R->shapes[R->n_shapes];
+  e->shapes = (int32_t)(R->n_shapes + 1);
+  *w++ = n;
+  for (int32_t i = 0; i < n; i++) {
+    const prof_Operand *o = &op->in[i];
+    int32_t nd = ndim_of(o);
+    *w++ = ((int64_t)o->dtype << 8) | nd;
+    for (int32_t d = 0; d < nd; d++) *w++ = o->dim[d];
+  }
+  R->n_shapes += need;
+}
+
 static void push_op(profR_Recorder *R, const prof_Op *op) {
   profR_Event *e = profR_push(R, PROF_EVENT_OP,
                               op->name != NULL ? op->name : prof_op_kind_name(op->kind));
   if (e == NULL) return;
+  if (R->cap_shapes > 0) push_shapes(R, e, op);
+  prof_State *S = R->S;
+  if (S->stack_fn != NULL) e->stack = S->stack_fn(S->stack_ud, S);
   e->op_kind = (int16_t)op->kind;
   e->device = op->device;
   e->correlation = op->correlation;

@@ -1,7 +1,8 @@
 /* record_ranges.c — user ranges, instants and counters on the calling thread's recorder. */
 #include "recorder.h"
 
-void prof_range_push(prof_State *S, const char *name) {
+/* number + 1, so the zeroed events of other kinds read as unnumbered */
+static void range_push(prof_State *S, const char *name, int64_t number1) {
   if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
@@ -11,8 +12,16 @@ void prof_range_push(prof_State *S, const char *name) {
   }
   profR_Range *r = &R->ranges[R->n_ranges++];
   r->name = name;
+  r->number1 = number1;
+  r->stack = S->stack_fn != NULL ? S->stack_fn(S->stack_ud, S) : NULL;   /* where it opened */
   r->module = profR_attr_node(R);
   r->t0 = profC_ticks(&S->clock);
+}
+
+void prof_range_push(prof_State *S, const char *name) { range_push(S, name, 0); }
+
+void prof_range_push_numbered(prof_State *S, const char *name, int64_t n) {
+  range_push(S, name, n < 0 ? 0 : n + 1);
 }
 
 void prof_range_pop(prof_State *S) {
@@ -30,6 +39,8 @@ void prof_range_pop(prof_State *S) {
   e->module = r->module;
   e->t_begin = r->t0;
   e->t_end = now;
+  e->value = r->number1;
+  e->stack = r->stack;
 }
 
 void prof_instant(prof_State *S, const char *name) {

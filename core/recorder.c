@@ -11,16 +11,30 @@
 */
 __attribute__((tls_model("initial-exec"))) _Thread_local profR_Cache profR_cache;
 
+/* The shapes arena: sized with the event buffer while record_shapes is on, released when off. */
+static int grow_shapes(profR_Recorder *R) {
+  prof_State *S = R->S;
+  int64_t cap = S->record_shapes ? R->cap_events * PROF_SHAPE_WORDS_PER_EVENT : 0;
+  if (cap > INT32_MAX - 1) cap = INT32_MAX - 1;   /* events hold 32-bit arena offsets */
+  if (cap == R->cap_shapes) return PROF_OK;
+  int64_t *s = profI_realloc(S, R->shapes, sizeof *s * (size_t)R->cap_shapes, sizeof *s * (size_t)cap);
+  if (s == NULL && cap > 0) return PROF_ERRMEM;
+  R->shapes = s;
+  R->cap_shapes = cap;
+  if (R->n_shapes > cap) R->n_shapes = cap;
+  return PROF_OK;
+}
+
 static int grow_events(profR_Recorder *R, int64_t cap) {
   prof_State *S = R->S;
-  if (cap == R->cap_events) return PROF_OK;
+  if (cap == R->cap_events) return grow_shapes(R);
   profR_Event *e = profI_realloc(S, R->events, sizeof *e * (size_t)R->cap_events,
                                  sizeof *e * (size_t)cap);
   if (e == NULL && cap > 0) return PROF_ERRMEM;
   R->events = e;
   R->cap_events = cap;
   if (R->n_events > cap) R->n_events = cap;
-  return PROF_OK;
+  return grow_shapes(R);
 }
 
 int profR_grow_slots(profR_Recorder *R, int32_t need) {
@@ -54,6 +68,7 @@ int profR_grow_stack(profR_Recorder *R) {
 static void free_recorder(prof_State *S, profR_Recorder *R) {
   profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
   profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
+  profI_free(S, R->shapes, sizeof *R->shapes * (size_t)R->cap_shapes);
   profI_free(S, R->stack, sizeof *R->stack * (size_t)R->cap_stack);
   profI_free(S, R, sizeof *R);
 }
@@ -116,6 +131,8 @@ void profR_zero(profR_Recorder *R) {
   R->op_depth = 0;
   R->n_events = 0;
   R->dropped = 0;
+  R->n_shapes = 0;
+  R->shapes_dropped = 0;
   R->sticky = PROF_OK;
   R->sticky_msg[0] = '\0';
   R->saturated = 0;

@@ -60,7 +60,9 @@ typedef struct profR_Event {
   int16_t op_kind;
   int32_t module;
   int32_t device;
+  int32_t shapes;              /* 1 + where the op's input shapes start in the recorder's arena; 0: none */
   const char *name;            /* static, or interned by the session */
+  const char *stack;           /* the stack hook's source location (interned), or NULL */
   uint64_t correlation;
   int64_t t_begin, t_end;      /* ticks: prof_event_at gives them as nanoseconds */
   int64_t macs, flops, bytes_read, bytes_written;
@@ -68,9 +70,14 @@ typedef struct profR_Event {
   int64_t value, total;
 } profR_Event;
 
+/* int64 words of the shapes arena per buffered event: an op with two 2-d inputs takes 7 */
+#define PROF_SHAPE_WORDS_PER_EVENT 12
+
 /* An open user range. */
 typedef struct profR_Range {
   const char *name;
+  int64_t number1;             /* prof_range_push_numbered's n + 1; 0: a plain range */
+  const char *stack;           /* the stack hook's location at the push */
   int64_t t0;
   int32_t module;              /* the innermost module when it opened */
 } profR_Range;
@@ -105,6 +112,9 @@ typedef struct profR_Recorder {
   /* events (none when the session buffers none) */
   profR_Event *events;
   int64_t cap_events, n_events, dropped;
+  /* input shapes of buffered ops (record_shapes): [ninputs, (dtype << 8 | ndim), dims..., ...] */
+  int64_t *shapes;
+  int64_t cap_shapes, n_shapes, shapes_dropped;
 } profR_Recorder;
 
 /* A flop rule for one module type: a C callback, or a host's trampoline (the Lua binding's). */
@@ -119,6 +129,7 @@ typedef struct profS_Module {
   profT_Acc incl[PROF_PHASE_COUNT];
   profT_Acc self[PROF_PHASE_COUNT];
   int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
+  int64_t params_removed;      /* scratch while merging: params of hidden subtrees below */
   uint8_t hidden;              /* ignored, or under exact inside an ignored subtree */
 } profS_Module;
 
@@ -143,6 +154,9 @@ struct prof_State {
   profC_Clock clock;           /* what recorders stamp with, and its mapping to nanoseconds */
   int64_t event_capacity;      /* events per recorder; 0: only running totals */
   int memory_events;           /* buffer every allocation and free */
+  int record_shapes;           /* buffered ops keep their inputs' shapes and dtypes */
+  prof_StackFn stack_fn;       /* with_stack: the source location of each op and range */
+  void *stack_ud;
   /* live and peak bytes per device (PROF_DEVICE_CPU, PROF_DEVICE_CUDA): atomics, not locks */
   atomic_llong mem_live[2], mem_peak[2];
   /* interned names: an open-addressing set of owned strings */
@@ -189,5 +203,6 @@ PROF_INTERNAL void profN_free(prof_State *S);
 
 /* snapshot.c */
 PROF_INTERNAL void profS_free(prof_State *S);
+PROF_INTERNAL void profS_empty(prof_State *S);
 
 #endif

@@ -1,4 +1,5 @@
 /* snapshot.c — stop -> plain data: every thread's counts merged, containers summed, ignore semantics applied. */
+#include <stddef.h>
 #include <string.h>
 
 #include "recorder.h"
@@ -7,6 +8,17 @@
 void profS_free(prof_State *S) {
   profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
   memset(&S->snap, 0, sizeof S->snap);
+}
+
+/* Empties the snapshot but keeps its buffer: start/stop cycles then allocate nothing. */
+void profS_empty(prof_State *S) {
+  profS_Snapshot *snap = &S->snap;
+  snap->n = 0;
+  memset(snap->totals, 0, sizeof snap->totals);
+  memset(snap->unattributed, 0, sizeof snap->unattributed);
+  memset(snap->mem_peak, 0, sizeof snap->mem_peak);
+  snap->n_events = snap->dropped = 0;
+  snap->saturated = 0;
 }
 
 /* Inclusive counts and time of a container, summed from its children (not their calls). Sums
@@ -75,11 +87,6 @@ int prof_snapshot(prof_State *S) {
      before its parent. A module never called itself (a ModuleList, a ModuleDict) still holds its
      children: its inclusive counts and time are theirs, summed, as DeepSpeed's recursion gives. */
   int exact = S->conv == PROF_CONV_EXACT;
-  int64_t *removed = NULL;
-  size_t rbytes = sizeof *removed * (size_t)(n > 0 ? n : 1);
-  if (exact && (removed = profI_alloc(S, rbytes)) == NULL)
-    return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
-  if (removed != NULL) memset(removed, 0, rbytes);
   /* hidden: forward pass (parents first) */
   for (int32_t k = 0; k < n; k++) {
     const profT_Node *node = profT_node(S, k);
@@ -97,12 +104,13 @@ int prof_snapshot(prof_State *S) {
           acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
       }
     /* exact conventions: an ignored subtree leaves its ancestors' params too */
-    m->params_counted = prof_sat_sub(node->params, removed != NULL ? removed[k] : 0);
-    if (removed != NULL && node->parent >= 0) {
-      int parent_hidden = snap->modules[node->parent].hidden;
-      int64_t *r = &removed[node->parent];
-      if (m->hidden && !parent_hidden) *r = prof_sat_add(*r, node->params);
-      else if (!m->hidden) *r = prof_sat_add(*r, removed[k]);
+    m->params_counted = prof_sat_sub(node->params, m->params_removed);
+    if (exact && node->parent >= 0) {
+      profS_Module *parent = &snap->modules[node->parent];
+      if (m->hidden && !parent->hidden)
+        parent->params_removed = prof_sat_add(parent->params_removed, node->params);
+      else if (!m->hidden)
+        parent->params_removed = prof_sat_add(parent->params_removed, m->params_removed);
     }
     snap->saturated |= prof_is_saturated(node->params) | prof_is_saturated(m->params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++)
@@ -110,7 +118,6 @@ int prof_snapshot(prof_State *S) {
   }
   for (int p = 0; p < PROF_PHASE_COUNT; p++)
     snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
-  profI_free(S, removed, rbytes);
   return PROF_OK;
 }
 
@@ -170,6 +177,23 @@ int64_t prof_memory_peak(const prof_State *S, int32_t device) {
   return S->snap.mem_peak[device == PROF_DEVICE_CUDA ? 1 : 0];
 }
 
+/* Decodes the op's input shapes from its recorder's arena (push_shapes' layout). */
+static int32_t read_shapes(const profR_Recorder *R, const profR_Event *e, prof_Operand *in, int max) {
+  if (e->shapes == 0 || e->shapes > R->n_shapes) return 0;
+  const int64_t *w = &R->shapes[e->shapes - 1];
+  int32_t n = (int32_t)*w++;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t nd = (int32_t)(*w & 0xff);
+    if (i < max) {
+      in[i].dtype = (int32_t)(*w >> 8);
+      in[i].ndim = nd;
+      for (int32_t d = 0; d < nd; d++) in[i].dim[d] = w[1 + d];
+    }
+    w += 1 + nd;
+  }
+  return n < max ? n : max;
+}
+
 int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   if (i < 0 || i >= S->snap.n_events) return PROF_ERRARG;
   const profR_Recorder *R = S->recorders;
@@ -180,16 +204,44 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   if (R == NULL) return PROF_ERRARG;
   const profR_Event *e = &R->events[i];
   const profC_Clock *c = &S->clock;
-  prof_Event ev = {
-      .size = sizeof ev, .kind = (prof_EventKind)e->kind, .name = e->name, .op_kind = e->op_kind,
-      .module = e->module, .thread = R->index, .phase = (prof_Phase)e->phase,
-      .device = e->device, .correlation = e->correlation, .t_begin_ns = profC_ns(c, e->t_begin),
-      .t_end_ns = profC_ns(c, e->t_end), .macs = e->macs, .flops = e->flops,
-      .bytes_read = e->bytes_read, .bytes_written = e->bytes_written,
-      .bytes_allocated = e->bytes_allocated, .bytes_freed = e->bytes_freed, .value = e->value,
-      .total = e->total};
+  /* the fixed part first: the operand array is copied only for the shapes an op has */
+  prof_Event ev;
+  size_t fixed = offsetof(prof_Event, input);
+  memset(&ev, 0, fixed);
+  ev.size = sizeof ev;
+  ev.kind = (prof_EventKind)e->kind;
+  ev.name = e->name;
+  ev.op_kind = e->op_kind;
+  ev.module = e->module;
+  ev.thread = R->index;
+  ev.phase = (prof_Phase)e->phase;
+  ev.device = e->device;
+  ev.correlation = e->correlation;
+  ev.t_begin_ns = profC_ns(c, e->t_begin);
+  ev.t_end_ns = profC_ns(c, e->t_end);
+  ev.macs = e->macs;
+  ev.flops = e->flops;
+  ev.bytes_read = e->bytes_read;
+  ev.bytes_written = e->bytes_written;
+  ev.bytes_allocated = e->bytes_allocated;
+  ev.bytes_freed = e->bytes_freed;
+  ev.value = e->kind == PROF_EVENT_RANGE ? e->value - 1 : e->value;
+  ev.total = e->total;
+  ev.stack = e->stack;
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
-  memcpy(out, &ev, size);
+  if (size <= fixed) {
+    memcpy(out, &ev, size);
+  } else {
+    memcpy(out, &ev, fixed);
+    int room = (int)((size - fixed) / sizeof(prof_Operand));
+    out->ninputs = read_shapes(R, e, out->input, room < PROF_MAX_OPERANDS ? room : PROF_MAX_OPERANDS);
+  }
   out->size = size;
   return PROF_OK;
+}
+
+int64_t prof_shapes_dropped(const prof_State *S) {
+  int64_t n = 0;
+  for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) n += R->shapes_dropped;
+  return n;
 }

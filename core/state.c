@@ -85,6 +85,21 @@ int prof_set_event_capacity(prof_State *S, int64_t capacity) {
   return PROF_OK;
 }
 
+int prof_set_record_shapes(prof_State *S, int on) {
+  if (profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_set_record_shapes: the session is active");
+  S->record_shapes = on != 0;
+  return PROF_OK;
+}
+
+int prof_set_stack_hook(prof_State *S, prof_StackFn fn, void *ud) {
+  if (profR_active(S))
+    return profI_error(S, PROF_ERRSTATE, "prof_set_stack_hook: the session is active");
+  S->stack_fn = fn;
+  S->stack_ud = ud;
+  return PROF_OK;
+}
+
 int prof_set_memory_events(prof_State *S, int on) {
   if (profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_set_memory_events: the session is active");
@@ -121,7 +136,7 @@ void prof_reset(prof_State *S) {
     atomic_store(&S->mem_live[d], 0);
     atomic_store(&S->mem_peak[d], 0);
   }
-  profS_free(S);
+  profS_empty(S);
 }
 
 void prof_clear(prof_State *S) {

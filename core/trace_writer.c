@@ -117,6 +117,37 @@ static void put_key(Out *o, const char *key, int *first) {
   LIT(o, ":");
 }
 
+/* The C++ type names torch's traces give in "Input type" (c10's scalar types). */
+static const char *torch_type(int32_t dtype) {
+  static const char *const names[PROF_DTYPE_COUNT] = {
+      "float", "double", "c10::Half", "c10::BFloat16", "long int", "int", "signed char",
+      "unsigned char", "bool"};
+  return dtype >= 0 && dtype < PROF_DTYPE_COUNT ? names[dtype] : "";
+}
+
+/* record_shapes: "Input Dims" [[8, 64], [64, 64]] and "Input type" ["float", "float"], as torch. */
+static void put_inputs(Out *o, const prof_Event *e, int *first) {
+  put_key(o, "Input Dims", first);
+  LIT(o, "[");
+  for (int32_t i = 0; i < e->ninputs; i++) {
+    if (i > 0) LIT(o, ",");
+    LIT(o, "[");
+    for (int32_t d = 0; d < e->input[i].ndim; d++) {
+      if (d > 0) LIT(o, ",");
+      put_int(o, e->input[i].dim[d]);
+    }
+    LIT(o, "]");
+  }
+  LIT(o, "]");
+  put_key(o, "Input type", first);
+  LIT(o, "[");
+  for (int32_t i = 0; i < e->ninputs; i++) {
+    if (i > 0) LIT(o, ",");
+    put_str(o, torch_type(e->input[i].dtype));
+  }
+  LIT(o, "]");
+}
+
 static void end_event(Out *o, int first) {
   if (first) LIT(o, "}");
   else LIT(o, "}}");
@@ -187,6 +218,8 @@ typedef struct Ctx {
   int first_event;
   int64_t clipped;
   int sp;                        /* open spans in o->nest */
+  const char *(*op_name)(void *ud, const char *name);
+  void *op_name_ud;
   int32_t head_thread;           /* whose ","pid":P,"tid":T,"ts":" head holds */
   size_t head_len;
   char head[64];
@@ -289,13 +322,26 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
   } else {
     if (e->kind == PROF_EVENT_OP) LIT(o, ",\"cat\":\"cpu_op\",\"name\":");
     else LIT(o, ",\"cat\":\"user_annotation\",\"name\":");
-    put_str(o, e->name != NULL ? e->name : prof_op_kind_name((prof_OpKind)e->op_kind));
+    if (e->kind == PROF_EVENT_RANGE && e->value >= 0) {
+      /* a numbered range: ProfilerStep#12 */
+      snprintf(o->name, sizeof o->name, "%s#%lld", e->name != NULL ? e->name : "", (long long)e->value);
+      put_str(o, o->name);
+    } else {
+      const char *name = e->name != NULL ? e->name : prof_op_kind_name((prof_OpKind)e->op_kind);
+      const char *mapped = e->kind == PROF_EVENT_OP && c->op_name ? c->op_name(c->op_name_ud, name) : NULL;
+      put_str(o, mapped != NULL ? mapped : name);
+    }
     if (e->kind == PROF_EVENT_OP) {
+      if (e->ninputs > 0) put_inputs(o, e, &first);
       if (e->flops != 0) put_arg_int(o, "FLOPs", e->flops, &first);
       if (e->macs != 0) put_arg_int(o, "MACs", e->macs, &first);
       if (e->bytes_read + e->bytes_written != 0)
         put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
     }
+  }
+  if (e->stack != NULL) {
+    put_key(o, "Call stack", &first);
+    put_str(o, e->stack);
   }
   if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
   end_event(o, first);
@@ -333,7 +379,8 @@ static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
     thread_rows(c, run->thread);
     c->sp = 0;
     for (int64_t k = run->start; k < run->end; k++) {
-      prof_Event e = {.size = sizeof e};
+      prof_Event e;   /* not zeroed: prof_event_at sets every field but the unused operands */
+      e.size = sizeof e;
       if (prof_event_at(S, ord->keys[k].index, &e) != PROF_OK) continue;
       e.t_end_ns = ord->keys[k].end;
       switch (e.kind) {
@@ -415,7 +462,7 @@ int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_Writ
   profW_init(&o->w, sink, o, 0);
   int64_t base = in.base_ns != 0 ? in.base_ns : ord.n > 0 ? ord.min_begin : prof_now_ns();
   Ctx c = {.o = o, .base = base, .pid = in.pid != 0 ? in.pid : (int64_t)getpid(), .first_event = 1,
-           .head_len = 0};
+           .head_len = 0, .op_name = in.op_name, .op_name_ud = in.op_name_ud};
   document(o, &c, S, &in, devices, &ord,
            in.base_epoch_ns != 0 ? in.base_epoch_ns : epoch_of(base));
   flush(o);

@@ -3,7 +3,7 @@
 local prof = require "prof"
 local models = require "prof.models"
 
-local USAGE = "usage: profrun CONFIG.json examples/model_profile.lua --model NAME [--batch N] "
+local USAGE = "usage: profrun [CONFIG.json] examples/model_profile.lua --model NAME [--batch N] "
   .. "[--seq S] [--image H] | --list"
 
 local function parse(argv)

@@ -155,11 +155,12 @@ describe("prof.initialize", function()
 
   describe("a bad optimizer section names its key path", function()
     it("in the config file", function()
-      local cfg, msg, kind = config.load(FIXTURE, { "optimizer.type=Lamb" })
+      local cfg, msg, kind = config.load(FIXTURE, { "optimizer.type=Adagrad" })
       assert.is_nil(cfg)
       assert.equal("config", kind)
-      assert.equal("--set optimizer.type=Lamb: optimizer.type: expected \"Adam\", \"AdamW\" (in any "
-        .. "case) or \"SGD\", got string \"Lamb\" (DeepSpeed's lamb is not built by profrun)", msg)
+      assert.equal("--set optimizer.type=Adagrad: optimizer.type: expected \"Adam\", \"AdamW\", \"Lamb\", "
+        .. "\"OneBitAdam\", \"ZeroOneAdam\", \"OneBitLamb\" (in any case) or \"SGD\", got string \"Adagrad\" "
+        .. "(DeepSpeed's adagrad is not built by profrun)", msg)
       cfg, msg = config.load(FIXTURE, { "optimizer.params.momentum=0.9" })
       assert.is_nil(cfg)
       assert.equal("--set optimizer.params.momentum=0.9: unknown key \"optimizer.params.momentum\" "
@@ -173,8 +174,9 @@ describe("prof.initialize", function()
         prof.initialize { model = model(), config = cfg }
       end)
       assert.is_false(ok)
-      assert.truthy(err:find("engine_spec.lua:%d+: optimizer.type: expected \"Adam\", \"AdamW\" %(in "
-        .. "any case%) or \"SGD\", got \"sgd\"$"), err)
+      assert.truthy(err:find("engine_spec.lua:%d+: optimizer.type: expected \"Adam\", \"AdamW\", "
+        .. "\"Lamb\", \"OneBitAdam\", \"ZeroOneAdam\", \"OneBitLamb\" %(in any case%) or \"SGD\", got "
+        .. "string \"sgd\" %(did you mean \"SGD\"%?%)$"), err)
     end)
   end)
 

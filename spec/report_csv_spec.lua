@@ -13,18 +13,18 @@ describe("scripts/reports/csv.lua", function()
       } })
     p.modules[5].calls = 0
     assert.are.equal(table.concat({
-      "path,type,depth,params,macs,flops,fwd_latency_s,bwd_latency_s,calls",
-      ",Net,0,70,112,224,0.01,,1",
-      '"enc.fc,1",Linear,2,60,96,192,8.059e-05,,3',
-      '"say ""hi""","Odd\nType",1,10,16,32,0.001,0.25,1',
-      "idle,Dropout,1,0,0,0,,,0",
+      "path,type,depth,params,macs,flops,bytes,fwd_latency_s,bwd_latency_s,calls,bwd_flops",
+      ",Net,0,70,112,224,,0.01,,1,",
+      '"enc.fc,1",Linear,2,60,96,192,,8.059e-05,,3,',
+      '"say ""hi""","Odd\nType",1,10,16,32,,0.001,0.25,1,',
+      "idle,Dropout,1,0,0,0,,,,0,",
       "",
     }, "\n"), render(p))
   end)
 
   it("leaves unknown latencies empty on meta and keeps large counts exact", function()
     local p = build.meta(build.profile({ type = "Big", params = 175000000000, macs = 7e14, flops = 1400000000000000 }))
-    assert.are.equal("path,type,depth,params,macs,flops,fwd_latency_s,bwd_latency_s,calls\n"
-      .. ",Big,0,175000000000,700000000000000,1400000000000000,,,1\n", render(p))
+    assert.are.equal("path,type,depth,params,macs,flops,bytes,fwd_latency_s,bwd_latency_s,calls,bwd_flops\n"
+      .. ",Big,0,175000000000,700000000000000,1400000000000000,,,,1,\n", render(p))
   end)
 end)

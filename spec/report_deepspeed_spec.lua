@@ -162,6 +162,7 @@ describe("scripts/reports/deepspeed.lua", function()
     assert.is_true(has(text, "\n    fwd latency - {'A': '250 ms', 'B': '250 ms', 'C': '250 ms'}\n"))
   end)
 
+  -- issue 9 item 5: a folded run says its numbers are one layer's ("each:")
   describe("folding (torch 2.x ModuleList style)", function()
     -- Net: layers = ModuleList of 3 x Linear(4, 4) on a batch of 2 (20 params, 2*4*4 = 32 MACs
     -- each), head = Linear(4, 2) (10 params, 16 MACs). Totals 70 params, 112 MACs.
@@ -190,7 +191,7 @@ describe("scripts/reports/deepspeed.lua", function()
         "  70 = 100% Params, 112 MACs = 100% MACs, n/a latency, n/a FLOPS",
         "  (layers): ModuleList(",
         "    60 = 85.71% Params, 96 MACs = 85.71% MACs, n/a latency, n/a FLOPS",
-        "    (0-2): 3 x Linear(20 = 28.57% Params, 32 MACs = 28.57% MACs, n/a latency, n/a FLOPS, " .. LIN .. ")",
+        "    (0-2): 3 x Linear(each: 20 = 28.57% Params, 32 MACs = 28.57% MACs, n/a latency, n/a FLOPS, " .. LIN .. ")",
         "  )",
         "  (head): Linear(10 = 14.29% Params, 16 MACs = 14.29% MACs, n/a latency, n/a FLOPS, "
           .. "in_features=4, out_features=2, bias=True)",
@@ -205,7 +206,7 @@ describe("scripts/reports/deepspeed.lua", function()
       assert.is_true(has(text, "\n    (1): Linear("))
       assert.is_true(has(text, "\n    (2): Linear("))
       local partial = render(net({ 0.002, 0.002, 0.001 }, true))
-      assert.is_true(has(partial, "\n    (0-1): 2 x Linear(20 = 28.57% Params, 32 MACs = 28.57% MACs, "
+      assert.is_true(has(partial, "\n    (0-1): 2 x Linear(each: 20 = 28.57% Params, 32 MACs = 28.57% MACs, "
         .. "2 ms = 20% latency, 32 KFLOPS, "))
       assert.is_true(has(partial, "\n    (2): Linear(20 = 28.57% Params, 32 MACs = 28.57% MACs, "
         .. "1 ms = 10% latency, 64 KFLOPS, "))
@@ -230,7 +231,7 @@ describe("scripts/reports/deepspeed.lua", function()
         "  40 = 100% Params, 64 MACs = 100% MACs, n/a latency, n/a FLOPS",
         "  (blocks): ModuleList(",
         "    40 = 100% Params, 64 MACs = 100% MACs, n/a latency, n/a FLOPS",
-        "    (0-1): 2 x Block(",
+        "    (0-1): 2 x Block(each:",
         "      20 = 50% Params, 32 MACs = 50% MACs, n/a latency, n/a FLOPS",
         "      (fc): Linear(20 = 50% Params, 32 MACs = 50% MACs, n/a latency, n/a FLOPS, " .. LIN .. ")",
         "    )",

@@ -23,19 +23,21 @@ describe("scripts/reports/markdown.lua", function()
       "",
       "device `cpu` · conventions `deepspeed` · params 325 · fwd MACs 1.2 KMACs · fwd FLOPs 2.48 K",
       "",
-      "| module | type | params | % params | MACs | % MACs | FLOPs | fwd latency | % latency |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-      "| (model) | Net | 325 | 100% | 1.2 KMACs | 100% | 2.48 K | 4 ms | 100% |",
-      "| &nbsp;&nbsp;fc1 | Linear | 220 | 67.69% | 800 MACs | 66.67% | 1.6 K | 2 ms | 50% |",
-      "| &nbsp;&nbsp;act | ReLU | 0 | 0% | 0 MACs | 0% | 80 | 1 ms | 25% |",
-      "| &nbsp;&nbsp;fc2 | Linear | 105 | 32.31% | 400 MACs | 33.33% | 800 | 1 ms | 25% |",
+      "| module | type | params | % params | MACs | % MACs | FLOPs | bytes | fwd latency | % latency "
+        .. "| bwd FLOPs | bwd latency |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| (model) | Net | 325 | 100% | 1.2 KMACs | 100% | 2.48 K | n/a | 4 ms | 100% | n/a | n/a |",
+      "| &nbsp;&nbsp;fc1 | Linear | 220 | 67.69% | 800 MACs | 66.67% | 1.6 K | n/a | 2 ms | 50% | n/a | n/a |",
+      "| &nbsp;&nbsp;act | ReLU | 0 | 0% | 0 MACs | 0% | 80 | n/a | 1 ms | 25% | n/a | n/a |",
+      "| &nbsp;&nbsp;fc2 | Linear | 105 | 32.31% | 400 MACs | 33.33% | 800 | n/a | 1 ms | 25% | n/a | n/a |",
       "",
     }, "\n"), text)
   end)
 
   it("keeps depths below module_depth and says n/a where nothing was timed", function()
     local text = markdown(build.meta(net()), { module_depth = 1 })
-    assert.matches("| (model) | Net | 325 | 100% | 1.2 KMACs | 100% | 2.48 K | n/a | n/a |", text, 1, true)
+    assert.matches("| (model) | Net | 325 | 100% | 1.2 KMACs | 100% | 2.48 K | n/a | n/a | n/a | n/a | n/a |",
+      text, 1, true)
     assert.is_nil(text:find("fc1", 1, true))
   end)
 end)

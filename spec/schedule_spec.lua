@@ -167,3 +167,21 @@ describe("schedule scripts", function()
     assert.matches("schedule script 'no_such_schedule' not found", err, 1, true)
   end)
 end)
+
+describe("schedule.at_step (the engine's flops profiler window)", function()
+  it("records step k alone, on the same state machine as prof.schedule", function()
+    local warned = 0
+    local real = schedule.warn
+    schedule.warn = function() warned = warned + 1 end
+    local fn = schedule.at_step(3)
+    local got = {}
+    for s = 0, 7 do got[#got + 1] = fn(s) end
+    assert.same({ "NONE", "NONE", "NONE", "RECORD_AND_SAVE", "NONE", "NONE", "NONE", "NONE" }, got)
+    assert.equal(0, warned)
+    -- the same actions prof.schedule gives for skip_first = 3, active = 1, repeat = 1
+    local ref = schedule.schedule{ skip_first = 3, warmup = 0, active = 1, ["repeat"] = 1 }
+    schedule.warn = real
+    assert.equal(1, warned)   -- prof.schedule's own warmup warning, which at_step does not give
+    for s = 0, 7 do assert.equal(ref(s), fn(s)) end
+  end)
+end)

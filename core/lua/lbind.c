@@ -101,6 +101,10 @@ int lbind_check_shape(lua_State *L, int idx, int64_t *shape) {
       lua_geti(L, idx, i);
       int isnum;
       lua_Integer v = lua_tointegerx(L, -1, &isnum);
+      /* lua_tointegerx converts "3": a size given as a string is a mistake, as in PyTorch */
+      if (lua_type(L, -1) == LUA_TSTRING)
+        return luaL_error(L, "shape entry %d is a string (\"%s\"), expected an integer", (int)i,
+                          lua_tostring(L, -1));
       if (!isnum) return luaL_error(L, "shape entry %d is not an integer", (int)i);
       shape[ndim++] = v;
       lua_pop(L, 1);

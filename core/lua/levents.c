@@ -94,6 +94,19 @@ int levents_range_push(lua_State *L) {
   return 0;
 }
 
+/* S:range_push_numbered(name, n): the range "name#n" (ProfilerStep#N), one interned name for all n. */
+int levents_range_push_numbered(lua_State *L) {
+  prof_State *S = check_S(L, 1);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  if (lua_islightuserdata(L, 2)) {
+    prof_range_push_numbered(S, lua_touserdata(L, 2), (int64_t)n);
+    return 0;
+  }
+  luaL_checktype(L, 2, LUA_TSTRING);
+  prof_range_push_numbered(S, interned(L, S, 1, 2), (int64_t)n);
+  return 0;
+}
+
 int levents_range_pop(lua_State *L) {
   prof_range_pop(check_S(L, 1));
   return 0;
@@ -158,6 +171,25 @@ static void push_path(lua_State *L, prof_State *S, prof_ModuleId id, int paths) 
   lua_rawseti(L, paths, id);
 }
 
+/* record_shapes: input_shapes = {{8, 64}, {64, 64}}, input_types = {"float32", "float32"}. */
+static void push_inputs(lua_State *L, const prof_Event *e) {
+  lua_createtable(L, e->ninputs, 0);
+  lua_createtable(L, e->ninputs, 0);
+  for (int32_t i = 0; i < e->ninputs; i++) {
+    const prof_Operand *o = &e->input[i];
+    lua_createtable(L, o->ndim, 0);
+    for (int32_t d = 0; d < o->ndim; d++) {
+      lua_pushinteger(L, (lua_Integer)o->dim[d]);
+      lua_rawseti(L, -2, d + 1);
+    }
+    lua_rawseti(L, -3, i + 1);
+    lua_pushstring(L, prof_dtype_name((prof_DType)o->dtype));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -3, "input_types");
+  lua_setfield(L, -2, "input_shapes");
+}
+
 /* S:events(): every buffered event as a plain table (copies; names are copied into Lua strings),
    threads in creation order, each thread's in the order they closed. */
 int levents_events(lua_State *L) {
@@ -168,13 +200,22 @@ int levents_events(lua_State *L) {
   int paths = lua_gettop(L);
   lua_createtable(L, n > 0 && n < 1 << 30 ? (int)n : 0, 0);
   for (int64_t i = 0; i < n; i++) {
-    prof_Event e = {.size = sizeof e};
+    prof_Event e;   /* prof_event_at sets every field but the unused operands */
+    e.size = sizeof e;
     if (prof_event_at(S, i, &e) != PROF_OK) return fail(L, S);
     lua_createtable(L, 0, 20);
     lua_pushstring(L, (unsigned)e.kind < 6 ? kind_names[e.kind] : "?");
     lua_setfield(L, -2, "kind");
-    lua_pushstring(L, e.name != NULL ? e.name : "");
+    if (e.kind == PROF_EVENT_RANGE && e.value >= 0)
+      lua_pushfstring(L, "%s#%I", e.name != NULL ? e.name : "", (lua_Integer)e.value);
+    else
+      lua_pushstring(L, e.name != NULL ? e.name : "");
     lua_setfield(L, -2, "name");
+    if (e.ninputs > 0) push_inputs(L, &e);
+    if (e.stack != NULL) {
+      lua_pushstring(L, e.stack);
+      lua_setfield(L, -2, "stack");
+    }
     set_int(L, "thread", e.thread);
     if (e.module != PROF_NO_MODULE) {
       set_int(L, "module", e.module);
@@ -205,6 +246,19 @@ int levents_events_dropped(lua_State *L) {
   prof_State *S = check_S(L, 1);
   if (prof_is_active(S) && prof_snapshot(S) != PROF_OK) return fail(L, S);
   lua_pushinteger(L, (lua_Integer)prof_events_dropped(S));
+  return 1;
+}
+
+int levents_set_record_shapes(lua_State *L) {
+  prof_State *S = check_S(L, 1);
+  if (prof_set_record_shapes(S, lua_toboolean(L, 2)) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
+int levents_shapes_dropped(lua_State *L) {
+  prof_State *S = check_S(L, 1);
+  if (prof_is_active(S) && prof_snapshot(S) != PROF_OK) return fail(L, S);
+  lua_pushinteger(L, (lua_Integer)prof_shapes_dropped(S));
   return 1;
 }
 

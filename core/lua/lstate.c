@@ -5,6 +5,7 @@
 #include "lbind.h"
 #include "levents.h"
 #include "lrules.h"
+#include "lstack.h"
 #include "ltrace.h"
 
 static LState *check_open(lua_State *L, int idx) {
@@ -37,7 +38,7 @@ static lua_State *main_thread(lua_State *L) {
 
 static int s_new(lua_State *L) {
   /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
-  LState *s = lua_newuserdatauv(L, sizeof *s, 1);   /* user value: its Lua rules */
+  LState *s = lua_newuserdatauv(L, sizeof *s, 2);   /* user values: its Lua rules, its stack walker */
   s->S = NULL;
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
@@ -322,9 +323,15 @@ static int l_recorder(lua_State *L) {
 }
 
 static int l_write_atomic(lua_State *L) {
-  size_t len;
-  const char *path = luaL_checkstring(L, 1);
+  size_t len, path_len;
+  const char *path = luaL_checklstring(L, 1, &path_len);
   const char *data = luaL_checklstring(L, 2, &len);
+  /* C would cut "out\0x.json" to "out" and write there: refused, nothing written */
+  if (strlen(path) != path_len) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s\\0...: a path cannot hold a NUL byte; nothing written", path);
+    return 2;
+  }
   prof_State *S = prof_new(NULL, NULL);
   if (S == NULL) return luaL_error(L, "out of memory");
   int rc = prof_write_file_atomic(S, path, data, len);
@@ -355,6 +362,7 @@ void lbind_open_state(lua_State *L) {
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
+      {"set_with_stack", lstack_set_with_stack},
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},

@@ -86,6 +86,26 @@ static int l_set_forced_device(lua_State *L) {
   return 0;
 }
 
+/* core.device_status(name) -> true | false, why: whether the registry has a usable backend
+   of that name (a build without CUDA registers cuda as unavailable, with its reason). */
+static int l_device_status(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  char list[128];
+  pr_Runtime *rt = lbind_rt(L);
+  int dev = pr_device_parse(rt, name);
+  const pr_Backend *be = pr_device_backend(rt, dev);
+  if (be == NULL) {
+    lua_pushboolean(L, 0);
+    lua_pushfstring(L, "unknown device '%s' (expected %s)", name,
+                    pr_device_list(rt, list, sizeof list));
+    return 2;
+  }
+  lua_pushboolean(L, be->unavailable == NULL);
+  if (be->unavailable == NULL) return 1;
+  lua_pushstring(L, be->unavailable);
+  return 2;
+}
+
 static int l_default_device(lua_State *L) {
   lua_pushstring(L, pr_device_name(lbind_rt(L), lbind_ctx(L)->rt.default_device));
   return 1;
@@ -278,7 +298,8 @@ void lbind_open_tensor(lua_State *L) {
       {"same", t_same}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
       {"empty", l_empty}, {"set_default_device", l_set_default_device},
-      {"default_device", l_default_device}, {"set_forced_device", l_set_forced_device}, {"set_default_dtype", l_set_default_dtype},
+      {"default_device", l_default_device}, {"device_status", l_device_status},
+      {"set_forced_device", l_set_forced_device}, {"set_default_dtype", l_set_default_dtype},
       {"default_dtype", l_default_dtype}, {"tensor_methods", l_tensor_methods},
       {"tensor_metatable", l_tensor_metatable}, {"is_tensor", l_is_tensor}, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_TENSOR);          /* ctx, module, mt */

@@ -3,18 +3,22 @@ local core = require "prof.core"
 local config = require "prof.config"
 local errors = require "prof.errors"
 local output = require "prof.output"
+local paths = require "prof.paths"
 
 local M = {}
 
 M.USAGE = [[
 usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] [--verbose] CONFIG.json SCRIPT.lua [ARGS...]
+       profrun [OPTIONS] SCRIPT.lua [ARGS...]     (no config: the built-in defaults)
 
 Runs a Lua script under a DeepSpeed-style JSON config and profiles what it runs.
 
   --set KEY=VALUE  override a config key (dotted path; VALUE parsed as JSON, else a string)
   --device NAME    the device of every tensor the script creates: meta, cpu or cuda
-  --verbose        list the DeepSpeed keys of the config that profrun accepts but does not use
+  --verbose        list the DeepSpeed keys of the config that profrun accepts but does not use,
+                   and show profrun's own frames in tracebacks
   --help-config    list every config key profrun reads (type, default, what it does) and exit
+  --peaks          measure this machine's peak FLOP/s and bandwidth again, cache and show them
   --version        print the version and exit
   --help           print this help and exit
 
@@ -25,6 +29,26 @@ Settings: built-in defaults < config file < arguments in the script < --set/--de
 local function usage_error(msg)
   io.stderr:write("profrun: ", msg, "\n", "Try 'profrun --help'.\n")
   return 2
+end
+
+-- An option that takes a value: its value, or nil and a message naming the flag. A value that
+-- is the config or the script shows the value was forgotten, not that it is one.
+local function option_value(argv, i, flag)
+  local v = argv[i + 1]
+  if flag == "--set" then
+    if v == nil or not v:find("=", 1, true) then
+      return nil, "--set needs KEY=VALUE (e.g. --set flops_profiler.top_modules=3)"
+        .. (v and ", got '" .. v .. "'" or "")
+    end
+  elseif v == nil or v:lower():match("%.json$") or v:lower():match("%.lua$") then
+    return nil, "--device needs a value: meta, cpu or cuda"
+  end
+  return v
+end
+
+-- A script is named NAME.lua; the first positional argument is the config unless it is one.
+local function is_script_name(a)
+  return a:lower():match("%.lua$") ~= nil
 end
 
 -- Parses argv (argv[0] is the program); returns an options table or nil, message.
@@ -39,11 +63,13 @@ function M.parse(argv)
       o.help_config = true
     elseif a == "--version" then
       o.version = true
+    elseif a == "--peaks" then
+      o.peaks = true
     elseif a == "--verbose" or a == "-v" then
       o.verbose = true
     elseif a == "--set" or a == "--device" then
-      local v = argv[i + 1]
-      if v == nil then return nil, a .. " needs a value" end
+      local v, err = option_value(argv, i, a)
+      if v == nil then return nil, err end
       if a == "--set" then o.sets[#o.sets + 1] = v else o.device = v end
       i = i + 1
     elseif a:match("^%-%-set=") then
@@ -60,17 +86,39 @@ function M.parse(argv)
     end
     i = i + 1
   end
-  o.config, o.script = argv[i], argv[i + 1]
-  for k = i + 2, #argv do o.args[#o.args + 1] = argv[k] end
+  if argv[i] ~= nil and not is_script_name(argv[i]) then
+    o.config = argv[i]
+    i = i + 1
+  end
+  o.script = argv[i]
+  if o.script == nil and o.config ~= nil then o.missing_script = true end
+  for k = i + 1, #argv do o.args[#o.args + 1] = argv[k] end
   return o
 end
 
-local function run_script(o)
-  local f = io.open(o.script, "r")
+-- The device --device names, checked against the runtime's registry: a name it does not know or
+-- a backend this build lacks is a usage error before anything runs.
+local function check_device(name)
+  local ok, why = core.device_status(name)
+  if ok then return true end
+  return nil, string.format("--device %s: %s", name, why)
+end
+
+-- A script that cannot be run as one (missing, unreadable, a directory) is a usage error.
+local function check_script(path)
+  local f, err = io.open(path, "r")
   if f == nil then
-    return usage_error(string.format("cannot open script '%s'", o.script))
+    return nil, string.format("cannot open script '%s': %s", path,
+      (tostring(err):gsub("^.-: ", "")))
   end
   f:close()
+  if paths.is_directory(path) then
+    return nil, string.format("script '%s' is a directory, expected a Lua file", path)
+  end
+  return true
+end
+
+local function run_script(o)
   local chunk, err = loadfile(o.script)
   if chunk == nil then
     io.stderr:write("profrun: ", err, "\n")
@@ -85,11 +133,13 @@ local function run_script(o)
   -- engine's steps drive its schedule), started here so the script needs no change
   local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil
   if profiler then profiler.start_global(config.value("profiler")) end
-  local ok, e = xpcall(chunk, errors.traceback, table.unpack(o.args))
+  errors.verbose = o.verbose == true   -- messages inside the model's calls too
+  local ok, e = xpcall(chunk, errors.script_traceback(o.verbose), table.unpack(o.args))
   if profiler then
     local pok, perr = pcall(profiler.stop_global, ok)
     if ok and not pok then ok, e = false, perr end
   end
+  require("prof.progress").finish_all()
   io.stdout:flush()
   if not ok then
     output.abort()
@@ -119,13 +169,14 @@ function M.main(argv)
     io.stdout:write("profrun ", core.VERSION, " (Lua ", _VERSION:match("%d.%d"), ")\n")
     return 0
   end
-  if o.config == nil or o.script == nil then
-    return usage_error("expected CONFIG.json and SCRIPT.lua")
+  if o.peaks then return require("prof.peaks").cli() end
+  if o.script == nil then
+    if o.missing_script then return usage_error("expected SCRIPT.lua after " .. o.config) end
+    return usage_error("expected [CONFIG.json] SCRIPT.lua")
   end
   if o.device ~= nil then
-    if o.device ~= "meta" and o.device ~= "cpu" and o.device ~= "cuda" then
-      return usage_error(string.format("--device: expected meta, cpu or cuda, got '%s'", o.device))
-    end
+    local ok, derr = check_device(o.device)
+    if not ok then return usage_error(derr) end
     o.sets[#o.sets + 1] = "device=" .. o.device
   end
   local cfg, cerr = config.load(o.config, o.sets)
@@ -133,6 +184,8 @@ function M.main(argv)
     io.stderr:write("profrun: ", cerr, "\n")
     return 2
   end
+  local sok, serr = check_script(o.script)
+  if not sok then return usage_error(serr) end
   config.set(cfg)
   if o.verbose and #cfg.unused_keys > 0 then
     io.stderr:write("profrun: DeepSpeed keys accepted but not used: ",

@@ -1,6 +1,7 @@
 -- config.lua — the run's configuration and the precedence of settings.
 -- Precedence: built-in defaults < config file < arguments written in the script < --set/--device.
 local core = require "prof.core"
+local config_check = require "prof.config_check"
 local ds_optimizer = require "prof.ds_optimizer"
 
 local M = {}
@@ -31,8 +32,9 @@ end
 --[[
 Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
 DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
-DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua), with the same
-message form as the loader's. Returns the table, or nil, message, "io"|"config".
+DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua), then what needs
+the runtime or the file system (lua/prof/config_check.lua: device, format, script paths), with the
+same message form as the loader's. Returns the table, or nil, message, "io"|"config".
 ]]
 function M.load(path, overrides)
   overrides = overrides or {}
@@ -46,6 +48,8 @@ function M.load(path, overrides)
     end
     cfg.optimizer = checked
   end
+  local ok, err = config_check.check(cfg, path, function(key) return override_for(overrides, key) end)
+  if not ok then return nil, err, "config" end
   return cfg
 end
 

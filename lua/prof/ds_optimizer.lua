@@ -14,21 +14,31 @@ ops/adam/fused_adam.py):
     torch_adam the constructor is FusedAdam (weight_decay 0 by default where torch.optim.AdamW's
     is 1e-2, no AMSGrad, no maximize); with it torch.optim.Adam or AdamW (no bias_correction).
     Either way the update is torch's formula, so profrun builds prof.optim.Adam or AdamW.
-  * max_grad_norm among the params is an error that points to gradient_clipping.
+  * max_grad_norm among Adam's or SGD's params is an error that points to gradient_clipping.
+  * Lamb is FusedLamb (ops/lamb/fused_lamb.py: lr, bias_correction, betas, eps, eps_inside_sqrt,
+    weight_decay, max_grad_norm, max_coeff, min_coeff): prof.optim.Lamb.
+  * OneBitAdam, ZeroOneAdam and OneBitLamb compress the gradients they exchange between processes;
+    on one process what is left is their base optimizer, which profrun runs with a note: Adam's
+    update with decoupled weight decay (AdamW) for the two Adams, Lamb for OneBitLamb. Their
+    communication and schedule params (freeze_step, cuda_aware, comm_backend_name, ...) are
+    accepted and have no effect.
 The C loader has checked the section's own keys (type, params, legacy_fusion) and duplicates;
 each param is checked here against the constructor it would reach.
 ]]
 local core = require "prof.core"
+local notes = require "prof.notes"
 
 local M = {}
 
-local EXPECTED = 'expected "Adam", "AdamW" (in any case) or "SGD"'
+local EXPECTED = 'expected "Adam", "AdamW", "Lamb", "OneBitAdam", "ZeroOneAdam", "OneBitLamb" (in any case) '
+  .. 'or "SGD"'
 
 -- DeepSpeed's own optimizers that profrun does not build (runtime/config.py DEEPSPEED_OPTIMIZERS).
-local DEEPSPEED_ONLY = {
-  "adagrad", "lamb", "onebitadam", "zerooneadam", "onebitlamb", "muadam", "muadamw", "musgd",
-  "lion", "muon",
-}
+local DEEPSPEED_ONLY = { "adagrad", "muadam", "muadamw", "musgd", "lion", "muon" }
+
+-- DeepSpeed's lower-cased names profrun builds, and what each runs as on one process.
+local BUILT = { adam = true, adamw = true, lamb = true, onebitadam = "AdamW", zerooneadam = "AdamW",
+  onebitlamb = "Lamb" }
 
 -- Params per constructor and how each is checked: FusedAdam's (lr, bias_correction, betas,
 -- eps, weight_decay, amsgrad), torch.optim.Adam's maximize and DeepSpeed's two switches; the
@@ -38,11 +48,28 @@ local PARAMS = {
   { "weight_decay", "number", 0 }, { "amsgrad", "bool" }, { "maximize", "bool" },
   { "bias_correction", "bool" }, { "torch_adam", "bool" }, { "adam_w_mode", "bool" },
   { "momentum", "number", 0 }, { "dampening", "number", -math.huge },  -- torch: unchecked
-  { "nesterov", "bool" },
+  { "nesterov", "bool" }, { "eps_inside_sqrt", "bool" }, { "max_grad_norm", "number", 0 },
+  { "max_coeff", "number", 0 }, { "min_coeff", "number", 0 },
 }
 local ADAM_KEYS = { "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize",
   "bias_correction", "torch_adam", "adam_w_mode" }
+local LAMB_KEYS = { "lr", "bias_correction", "betas", "eps", "eps_inside_sqrt", "weight_decay",
+  "max_grad_norm", "max_coeff", "min_coeff" }
+-- the 1-bit optimizers' own params (onebit/adam.py, zoadam.py, lamb.py): single-process no-ops
+local ONEBIT_EXTRA = { "freeze_step", "cuda_aware", "comm_backend_name", "var_freeze_step",
+  "var_update_scaler", "local_step_scaler", "local_step_clipper", "coeff_beta", "factor_max",
+  "factor_min", "factor_threshold", "amsgrad" }
 local SGD_KEYS = { "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize" }
+local function keys_of(kind)
+  if kind == "SGD" then return SGD_KEYS end
+  if kind == "adam" or kind == "adamw" then return ADAM_KEYS end
+  local base = (kind == "lamb" or kind == "onebitlamb") and LAMB_KEYS
+    or { "lr", "bias_correction", "betas", "eps", "eps_inside_sqrt", "weight_decay", "max_grad_norm" }
+  if kind == "lamb" then return base end
+  local all = { table.unpack(base) }
+  for _, k in ipairs(ONEBIT_EXTRA) do all[#all + 1] = k end
+  return all
+end
 
 -- What a JSON value is, in the C loader's words: string "x", number 1.5, true, null, ...
 local function describe(v)
@@ -61,35 +88,7 @@ local function describe(v)
   return tostring(v)
 end
 
--- Case-insensitive Levenshtein distance, as the C loader's closest-key search.
-local function distance(a, b)
-  a, b = a:lower(), b:lower()
-  local row = {}
-  for j = 0, #b do row[j] = j end
-  for i = 1, #a do
-    local diag = row[0]
-    row[0] = i
-    for j = 1, #b do
-      local up = row[j]
-      local best = diag + (a:byte(i) == b:byte(j) and 0 or 1)
-      if up + 1 < best then best = up + 1 end
-      if row[j - 1] + 1 < best then best = row[j - 1] + 1 end
-      row[j], diag = best, up
-    end
-  end
-  return row[#b]
-end
-
--- The candidate nearest to key, first on ties; nil beyond max(2, #key // 3) edits.
-local function closest(key, candidates)
-  local best, dist = nil, math.huge
-  for _, c in ipairs(candidates) do
-    local d = distance(key, c)
-    if d < dist then best, dist = c, d end
-  end
-  local limit = math.max(2, #key // 3)
-  return dist <= limit and best or nil
-end
+local closest = require("prof.closest").closest
 
 -- DeepSpeed's name for a type ("adam", "adamw" or "SGD"), or nil, message.
 local function type_name(t)
@@ -97,7 +96,7 @@ local function type_name(t)
     return nil, string.format("optimizer.type: %s, got %s", EXPECTED, describe(t))
   end
   local lower = t:lower()
-  if lower == "adam" or lower == "adamw" then return lower end
+  if BUILT[lower] then return lower end
   if t == "SGD" then return t end
   for _, name in ipairs(DEEPSPEED_ONLY) do
     if lower == name then
@@ -105,7 +104,7 @@ local function type_name(t)
         EXPECTED, describe(t), name)
     end
   end
-  local near = closest(t, { "Adam", "AdamW", "SGD" })
+  local near = closest(t, { "Adam", "AdamW", "Lamb", "OneBitAdam", "ZeroOneAdam", "OneBitLamb", "SGD" })
   if near then
     return nil, string.format('optimizer.type: %s, got %s (did you mean "%s"?)', EXPECTED,
       describe(t), near)
@@ -154,6 +153,16 @@ local function check_combination(kind, p)
     if p.nesterov == true and ((p.momentum or 0) <= 0 or (p.dampening or 0) ~= 0) then
       return refuse("nesterov", "Nesterov momentum requires a momentum and zero dampening")
     end
+  elseif kind ~= "adam" and kind ~= "adamw" then
+    if p.amsgrad == true then
+      return refuse("amsgrad", "DeepSpeed's " .. kind .. " does not support AMSGrad")
+    end
+    if (p.min_coeff or 0.01) > (p.max_coeff or 10) then
+      return refuse("min_coeff", "must not exceed max_coeff")
+    end
+    if kind ~= "lamb" and kind ~= "onebitlamb" and p.bias_correction == false then
+      return refuse("bias_correction", "false is not supported: profrun's Adam always corrects the bias")
+    end
   elseif p.torch_adam ~= true then
     if p.maximize ~= nil then
       return refuse("maximize", "DeepSpeed's FusedAdam has no maximize (torch's Adam has: set "
@@ -187,11 +196,22 @@ function M.check(section)
   if type(params) ~= "table" or describe(params) == "an array" and next(params) ~= nil then
     return nil, "optimizer.params", "optimizer.params: expected an object, got " .. describe(params)
   end
-  if params.max_grad_norm ~= nil then
+  if params.max_grad_norm ~= nil and (kind == "SGD" or kind == "adam" or kind == "adamw") then
     return nil, "optimizer.params.max_grad_norm", "optimizer.params.max_grad_norm: not an optimizer "
       .. 'parameter in DeepSpeed: use the top-level "gradient_clipping"'
   end
-  local allowed = kind == "SGD" and SGD_KEYS or ADAM_KEYS
+  -- "auto" (Hugging Face's placeholder): DeepSpeed's default, with a note
+  local explicit = {}
+  for k, v in pairs(params) do
+    if v == "auto" then
+      notes.once("auto:optimizer.params." .. k, string.format('optimizer.params.%s is "auto": the '
+        .. "optimizer's default is used", k))
+    else
+      explicit[k] = v
+    end
+  end
+  params = explicit
+  local allowed = keys_of(kind)
   local given = {}
   for k in pairs(params) do given[#given + 1] = k end
   table.sort(given)   -- one message whatever the table's order
@@ -223,13 +243,28 @@ function M.check(section)
 end
 
 --[[
-The optimizer a checked section builds: its prof.optim class name ("Adam", "AdamW" or "SGD")
-and the constructor's options, with DeepSpeed's switches taken out and FusedAdam's defaults in.
+The optimizer a checked section builds: its prof.optim class name ("Adam", "AdamW", "Lamb" or
+"SGD"), the constructor's options, with DeepSpeed's switches taken out and FusedAdam's defaults
+in, and for the 1-bit optimizers a note saying what runs instead.
 ]]
 function M.plan(section)
   local opts = {}
   for k, v in pairs(section.params or {}) do opts[k] = v end
   if section.type == "SGD" then return "SGD", opts end
+  if section.type == "lamb" then return "Lamb", opts end
+  local base = BUILT[section.type]
+  if type(base) == "string" then
+    for _, k in ipairs(ONEBIT_EXTRA) do opts[k] = nil end
+    -- the 1-bit Adams have Lamb's eps_inside_sqrt and max_grad_norm, not Adam's
+    if base == "AdamW" then
+      opts.eps_inside_sqrt, opts.max_grad_norm = nil, nil
+      if opts.bias_correction == true then opts.bias_correction = nil end
+      if opts.weight_decay == nil then opts.weight_decay = 0 end
+    end
+    return base, opts, string.format("optimizer %s runs as %s on one process (its 1-bit gradient "
+      .. "compression works between processes; its communication params have no effect)",
+      section.type, base)
+  end
   local torch_adam = opts.torch_adam == true
   local adamw = section.type == "adamw" or opts.adam_w_mode ~= false
   opts.torch_adam, opts.adam_w_mode = nil, nil

@@ -3,11 +3,14 @@
 local core = require "prof.core"
 local config = require "prof.config"
 local ds_optimizer = require "prof.ds_optimizer"
+local ds_training = require "prof.ds_training"
 local errors = require "prof.errors"
 local flops_profiler = require "prof.flops_profiler"
 local module = require "prof.nn.module"
+local notes = require "prof.notes"
 local optim = require "prof.optim"
 local profiler = require "prof.profiler"
+local schedule = require "prof.schedule"
 
 local M = {}
 
@@ -33,24 +36,14 @@ local function batch_size_of(inputs)
   return nil
 end
 
--- A config table written by hand has not met the loader's checks: the type first, in the words
--- this error has always had, then everything else ds_optimizer checks.
-local function type_of(t)
-  if type(t) == "string" then
-    local lower = t:lower()
-    if lower == "adam" or lower == "adamw" or t == "SGD" then return end
-  end
-  error(string.format('optimizer.type: expected "Adam", "AdamW" (in any case) or "SGD", got %s',
-    type(t) == "string" and string.format("%q", t) or tostring(t)), 4)  -- initialize's caller
-end
-
 -- The optimizer deepspeed.initialize builds from the config's optimizer section when the script
--- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua.
+-- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua,
+-- which also checks a config table written by hand (the loader has not seen it).
 local function build_optimizer(model, section)
-  type_of(section.type)
   local checked, _, err = ds_optimizer.check(section)
   if checked == nil then error(err, 3) end
-  local cls, opts = ds_optimizer.plan(checked)
+  local cls, opts, note = ds_optimizer.plan(checked)
+  if note then notes.once("optimizer", note) end
   -- level 4: errors name the line that called prof.initialize (new, here, initialize, caller)
   return optim[cls]:new(model:parameters(), opts, 4)
 end
@@ -60,9 +53,12 @@ prof.initialize{model=, optimizer=, config=} -> engine, optimizer, as deepspeed.
 (engine first). config: a table from prof.config.load, else profrun's config. Without
 optimizer=, the config's optimizer section builds one (above); without either the engine steps
 no optimizer. The engine:
-  engine(...)            forward (the model's own arguments)
-  engine:backward(loss)  loss:backward()
-  engine:step()          optimizer step, zero_grad; profiles and prints at flops_profiler.profile_step
+  engine(...)            forward (the model's own arguments; in the fp16/bf16 dtype on meta)
+  engine:backward(loss)  (loss / gradient_accumulation_steps x the fp16 loss scale):backward()
+  engine:step()          at a gradient-accumulation boundary: the optimizer step (skipped on an
+                         fp16 overflow; unscaled, clipped, then the scheduler), zero_grad; profiles
+                         and prints at flops_profiler.profile_step (profile_window_opens)
+The DeepSpeed sections around the step are lua/prof/ds_training.lua's.
 ]]
 function M.initialize(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
@@ -83,12 +79,16 @@ function M.initialize(o)
     gradient_accumulation_steps = config.value("gradient_accumulation_steps") or 1,
     profile_enabled = fp.enabled == true,
     profile_step = fp.profile_step or 1,
+    flops_schedule = schedule.at_step(fp.profile_step or 1),
     wall_clock_breakdown = config.value("wall_clock_breakdown") == true or fp.enabled == true,
     mp_size = config.value("parallel.model_parallel_size") or 1,
     world_size = 1,
-    timers = { forward = 0, backward = 0, step = 0 },
+    timers = { forward = 0, backward = 0, step = 0 },      -- the last micro-batch's
+    accumulated = { forward = 0, backward = 0 },           -- this optimizer step's micro-batches
   }, Engine)
   e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
+  -- fp16 / bf16, gradient_clipping, scheduler; notes for what one process cannot apply
+  ds_training.setup(e)
   o.model:train()
   return e, optimizer
 end
@@ -98,10 +98,28 @@ function Engine:profiling()
   return self.profiler ~= nil
 end
 
+--[[
+The flops profiler's window, in one place: schedule.at_step(profile_step) on the schedule machinery
+the activity profiler uses (step profile_step is RECORD_AND_SAVE). What it
+covers, under gradient accumulation (GAS micro-batches per optimizer step):
+* the LAST micro-batch of optimizer step profile_step: its forward, its backward and the optimizer
+  step that follows. Module counts and fwd/bwd latency are one micro-batch's, as in DeepSpeed,
+  whose forward restarts the profile at every micro-batch, so the counts it prints at the step are
+  the last micro-batch's;
+* iter latency is the whole optimizer step (every micro-batch's forward and backward, and the
+  step), and samples/s = micro batch x GAS x world size / iter latency. The report's iteration
+  FLOPS multiply the one-micro-batch work by GAS to match.
+Returns true when the forward about to run opens the window.
+]]
+function Engine:profile_window_opens()
+  return self.profile_enabled and self.profiler == nil
+    and self.flops_schedule(self.global_steps) == schedule.RECORD_AND_SAVE
+    and self.micro_steps % self.gradient_accumulation_steps == self.gradient_accumulation_steps - 1
+end
+
 function Engine:__call(...)
-  local inputs = table.pack(...)
-  if self.profile_enabled and self.global_steps == self.profile_step and self.profiler == nil
-    and self.micro_steps % self.gradient_accumulation_steps == 0 then
+  local inputs = ds_training.cast_inputs(self, table.pack(...))
+  if self:profile_window_opens() then
     self.profiler = flops_profiler.FlopsProfiler(self.module, self,
       config.value("flops_profiler.recompute_fwd_factor"))
     self.profiler:start_profile()
@@ -110,6 +128,7 @@ function Engine:__call(...)
   local t0 = now_s()
   local r = table.pack(xpcall(self.module, errors.with_module_context, table.unpack(inputs, 1, inputs.n)))
   self.timers.forward = now_s() - t0
+  self.accumulated.forward = self.accumulated.forward + self.timers.forward
   if not r[1] then
     if self.profiler then self.profiler:end_profile() self.profiler = nil end
     error(r[2], 0)
@@ -119,10 +138,10 @@ end
 
 function Engine:backward(loss)
   local t0 = now_s()
-  local scale = self.gradient_accumulation_steps
-  if scale > 1 then loss = loss / scale end
+  loss = ds_training.scale_loss(self, loss)
   loss:backward()
   self.timers.backward = now_s() - t0
+  self.accumulated.backward = self.accumulated.backward + self.timers.backward
 end
 
 function Engine:step()
@@ -132,8 +151,7 @@ function Engine:step()
   local S = self.profiler and self.profiler.S
   if boundary and self.optimizer ~= nil then
     if S then S:set_phase("step") end
-    self.optimizer:step()
-    self.optimizer:zero_grad()
+    ds_training.optimizer_step(self)
     if S then S:set_phase("forward") end
   end
   self.timers.step = now_s() - t0
@@ -143,14 +161,21 @@ function Engine:step()
   end
   if not boundary then return end
   if self.profiler ~= nil then self:print_profile() end
+  self.accumulated = { forward = 0, backward = 0 }   -- the next optimizer step's micro-batches
   self.global_steps = self.global_steps + 1
+  -- steps towards the profiled one have an end, hence an ETA; others just a rate
+  self.progress = self.progress or require("prof.progress").new({
+    total = self.profile_enabled and self.profile_step + 1 or nil })
+  self.progress:tick(self.global_steps)
   profiler.engine_step()   -- the config's activity profiler, when profrun started one
 end
 
--- The summary facts DeepSpeed's engine knows, for the report.
+-- The summary facts DeepSpeed's engine knows, for the report: fwd/bwd latency of the profiled
+-- micro-batch, step latency of the optimizer step, iter latency and samples/s of the whole
+-- optimizer step (profile_window_opens says why).
 function Engine:summary()
-  local t = self.timers
-  local iter = t.forward + t.backward + t.step
+  local t, gas = self.timers, self.gradient_accumulation_steps
+  local iter = self.accumulated.forward + self.accumulated.backward + t.step
   local S = self.profiler.S
   local bwd = S:totals("backward")
   local timed = self.profiler.device ~= "meta"   -- on meta nothing ran: no latencies
@@ -158,17 +183,19 @@ function Engine:summary()
   return {
     engine = true, profile_step = self.global_steps,
     world_size = self.world_size, dp_size = self.dp_size, mp_size = self.mp_size,
-    batch_size = self.batch_size,
+    batch_size = self.batch_size, gradient_accumulation_steps = gas,
     fwd_latency_s = t.forward, bwd_latency_s = t.backward, step_latency_s = t.step,
     iter_latency_s = iter,
-    -- DeepSpeed's formula: micro batch x world size over the iteration
-    samples_per_s = self.batch_size and iter and iter > 0 and self.batch_size * self.world_size / iter
-      or nil,
+    -- DeepSpeed's formula (micro batch x world size over the iteration), times the micro-batches
+    -- the iteration ran
+    samples_per_s = self.batch_size and iter and iter > 0
+      and self.batch_size * gas * self.world_size / iter or nil,
     bwd_flops = bwd.calls > 0 and bwd.flops or nil,
   }
 end
 
 function Engine:print_profile()
+  if self.progress then self.progress:finish() end   -- the report starts on a clean line
   local p = self.profiler
   p:stop_profile()
   local ok, err = pcall(p.print_model_profile, p, { extra = self:summary() })

@@ -74,7 +74,8 @@ local function register(S, model, matcher, type_rules, old_types)
   for typename, rule in pairs(type_rules) do
     S:register_rule(typename, function(m, inputs, output, conventions)
       local id = hooks.ids[m]
-      return rules.apply(rule, m, S:path(id), inputs, output, { conventions = conventions })
+      local path = S:path(id)
+      return rules.apply(rule, m, path, inputs, output, rules.context(conventions, path, m.__name))
     end)
   end
   local ids, objects, ruled = {}, {}, {}
@@ -118,11 +119,13 @@ function FlopsProfiler:start_profile(ignore_list)
   local S = self.S or core.new()
   self.S = S
   S:clear()
-  S:set_conventions(config.pick("flops_profiler.conventions", self.conventions, "exact"))
+  -- force_conventions: the exact re-count for the roofline verdict, whatever --set says
+  S:set_conventions(self.force_conventions or config.pick("flops_profiler.conventions", self.conventions, "exact"))
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
   self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
     type_rules, self.rule_types or {})
+  require("prof.unmatched").check(self.model, list, type_rules)
   self.rule_types = {}
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
@@ -142,6 +145,8 @@ function FlopsProfiler:stop_profile()
     core.set_recorder(nil)
   end
   self.stack_error = S:check()
+  -- a type with parameters that counted nothing is a blind spot: say so (once per run)
+  if self.objects ~= nil then require("prof.opaque").report(S:modules(), self.objects) end
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
@@ -172,8 +177,10 @@ function FlopsProfiler:get_total_macs(as_string)
   return as_string and units.macs_to_string(n) or n
 end
 
+-- The params the profile counts: under exact conventions an ignored subtree's leave the total,
+-- as they leave the root row and the JSON summary.
 function FlopsProfiler:get_total_params(as_string)
-  local n = root_counts(self).params
+  local n = root_counts(self).params_counted
   return as_string and units.params_to_string(n) or n
 end
 
@@ -196,7 +203,8 @@ local function sat_mul(a, b)
 end
 
 -- The profile as plain tables (report scripts' input; see scripts/reports/).
--- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...).
+-- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...); exact_flops
+-- (path -> flops), the same forward counted under exact conventions when the profile's are not.
 function FlopsProfiler:profile(extra)
   extra = extra or {}
   local S = self.S
@@ -233,6 +241,12 @@ function FlopsProfiler:profile(extra)
       hidden = r.hidden,
       fold = r.type == "ModuleList",
     }
+    -- what the roofline verdict reads when conventions are not exact: the exact count, or false
+    -- (not measured: no verdict, as a deepspeed 0 for tanh would be a wrong one)
+    if S:conventions() ~= "exact" then
+      local exact = extra.exact_flops and extra.exact_flops[modules[i].path]
+      modules[i].exact_flops = exact or false
+    end
     if parent then table.insert(modules[parent].children, i) end
   end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
@@ -249,16 +263,19 @@ function FlopsProfiler:profile(extra)
     dp_size = extra.dp_size or 1,
     mp_size = mp,
     batch_size = extra.batch_size,
+    gradient_accumulation_steps = extra.gradient_accumulation_steps,
     params = root.params,
     params_model = params_model,
     fwd_macs = root.macs,
     fwd_flops = root.flops,
     fwd_flops_model = flops_model,
-    bwd_flops = extra.bwd_flops,
+    -- the root row's measured backward when the window held one (a FlopsProfiler around
+    -- loss:backward()); the engine's own facts win (they cover the step it timed)
+    bwd_flops = extra.bwd_flops or root.bwd_flops,
     recompute_fwd_factor = self.recompute_fwd_factor
       or config.value("flops_profiler.recompute_fwd_factor") or 0,
     fwd_latency_s = extra.fwd_latency_s or root.fwd_latency_s,
-    bwd_latency_s = extra.bwd_latency_s,
+    bwd_latency_s = extra.bwd_latency_s or root.bwd_latency_s,
     step_latency_s = extra.step_latency_s,
     iter_latency_s = extra.iter_latency_s,
     samples_per_s = extra.samples_per_s,
@@ -273,7 +290,8 @@ end
 -- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=}
 -- (DeepSpeed's positional order is accepted too). The config supplies what the call leaves out.
 function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
-  if not self.started then return end
+  -- after end_profile nothing is left to print: raise as get_total_flops does, not print nothing
+  if self.S == nil then error("FlopsProfiler: call start_profile first", 2) end
   if type(opts) ~= "table" then
     opts = { profile_step = opts, module_depth = module_depth, top_modules = top_modules,
              detailed = detailed, output_file = output_file }
@@ -282,12 +300,17 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   local extra = opts.extra or {}
   extra.profile_step = extra.profile_step or opts.profile_step
   local format = report.format_for(config.pick("flops_profiler.format", opts.format, nil), out)
+  extra.exact_flops = extra.exact_flops or opts.exact_flops
   local profile = self:profile(extra)
   if format == "json" or format == "roofline" then
-    -- the roofline verdict needs this machine's peaks (measured once, then cached)
-    local peaks, err = require("prof.peaks").get()
-    if peaks == nil then error("roofline: " .. tostring(err), 0) end
-    require("prof.roofline").annotate(profile, peaks)
+    -- the roofline verdict needs this machine's peaks (measured once, then cached; never on
+    -- meta, where the JSON goes without them)
+    local peaks, err = require("prof.peaks").for_device(self.device)
+    if peaks ~= nil then
+      require("prof.roofline").annotate(profile, peaks)
+    elseif format == "roofline" or self.device ~= "meta" then
+      error("roofline: " .. tostring(err), 0)
+    end
   end
   local text = report.render_profile(profile, {
     format = format,
@@ -295,6 +318,7 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
     module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
     top_modules = config.pick("flops_profiler.top_modules", opts.top_modules, 1),
     detailed = config.pick("flops_profiler.detailed", opts.detailed, true),
+    detailed_backward = config.pick("flops_profiler.detailed_backward", opts.detailed_backward, false),
   })
   if out ~= nil and out ~= "" then
     require("prof.output").write(out, text)
@@ -325,6 +349,30 @@ local function call_model(model, args, kwargs)
   if not ok then error(err, 0) end
 end
 
+-- True when the report will carry roofline verdicts (the json and roofline formats).
+local function verdict_wanted(o)
+  local out = config.pick("flops_profiler.output_file", o.output_file, nil)
+  local format = report.format_for(config.pick("flops_profiler.format", o.format, nil), out)
+  return format == "json" or format == "roofline"
+end
+
+-- The forward counted once more under exact conventions: path -> flops. The roofline verdict is
+-- about the work the machine did, whatever conventions the report prints.
+local function count_exact(model, args, o)
+  local p = M.FlopsProfiler(model)
+  p.force_conventions, p.rules = "exact", o.rules
+  p:start_profile(o.ignore_modules)
+  local ok, err = pcall(call_model, model, args, o.kwargs)
+  p:stop_profile()
+  local out = {}
+  if ok then
+    for _, r in ipairs(p.S:modules()) do out[p.S:path(r.id)] = r.fwd.flops end
+  end
+  p:end_profile()
+  if not ok then error(err, 0) end
+  return out
+end
+
 -- prof.get_model_profile{model=, input_shape= | args= | kwargs=, print_profile=, detailed=,
 -- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=} and profrun's
 -- conventions=, rules=, format=
@@ -337,9 +385,7 @@ function M.get_model_profile(o)
   model:eval()
   local args = o.args or {}
   if o.input_shape ~= nil then
-    if type(o.input_shape) ~= "table" or #o.input_shape < 1 then
-      error("get_model_profile: input_shape must be a non-empty list of sizes", 2)
-    end
+    require("prof.nn.args").check_shape("get_model_profile", "input_shape", o.input_shape)
     local p = model:parameters()[1]
     args = { core.empty(o.input_shape, p and p.dtype, p and p.device) }
   end
@@ -360,8 +406,17 @@ function M.get_model_profile(o)
   local flops, macs, params = prof:get_total_flops(), prof:get_total_macs(), prof:get_total_params()
   local print_profile = o.print_profile
   if print_profile == nil then print_profile = true end
+  local exact
+  if print_profile and prof.S:conventions() ~= "exact" and verdict_wanted(o) then
+    ok, exact = pcall(count_exact, model, args, o)
+    if not ok then
+      prof:end_profile()
+      error(exact, 0)
+    end
+  end
   if print_profile then
     ok, err = pcall(prof.print_model_profile, prof, {
+      exact_flops = exact,
       profile_step = warm_up, module_depth = o.module_depth, top_modules = o.top_modules,
       detailed = o.detailed, output_file = o.output_file, format = o.format,
       extra = { profile_step = warm_up, tokens = count_tokens(args, o.kwargs) },

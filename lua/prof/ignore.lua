@@ -15,17 +15,11 @@ Entries of an ignore list:
 ]]
 
 local function script_entries(e, model, i)
-  local path = e
-  local f = io.open(path, "r")
-  if f == nil then
-    path = paths.scripts .. "/ignore/" .. e
-    f = io.open(path, "r")
+  local path, tried = paths.find("ignore", e)
+  if path == nil then
+    error(string.format("ignore_modules[%d]: script '%s' not found (searched %s)", i, e,
+      paths.searched(tried)), 0)
   end
-  if f == nil then
-    error(string.format("ignore_modules[%d]: script '%s' not found (neither a file nor scripts/ignore/%s)",
-      i, e, e), 0)
-  end
-  f:close()
   local chunk, err = loadfile(path)
   if chunk == nil then error(string.format("ignore_modules[%d]: %s", i, err), 0) end
   local ok, r = pcall(chunk)

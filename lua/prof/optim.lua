@@ -1,4 +1,5 @@
--- optim.lua — prof.optim: torch.optim's SGD, Adam and AdamW (param groups, state, zero_grad); C does the updates.
+-- optim.lua — prof.optim: torch.optim's SGD, Adam and AdamW (param groups, state, zero_grad; C does
+-- the updates) and DeepSpeed's Lamb (FusedLamb's update, in tensor ops).
 local core = require "prof.core"
 local T = require "prof.tensor"
 local fmt = require("prof.nn.args").fmt
@@ -201,6 +202,77 @@ M.AdamW = AdamW
 
 function AdamW:update(group)
   core.adam_step(group.params, self.state, group, true)
+end
+
+-- {====================== Lamb ======================}
+
+--[[
+Lamb(params, {lr=1e-3, bias_correction=true, betas={0.9, 0.999}, eps=1e-8, eps_inside_sqrt=false,
+weight_decay=0, max_grad_norm=0, max_coeff=10, min_coeff=0.01}): DeepSpeed's FusedLamb
+(deepspeed/ops/lamb/fused_lamb.py and csrc/lamb/fused_lamb_cuda_kernel.cu), per parameter p with
+gradient g at step t:
+  m = b1·m + (1 − b1)·g;   v = b2·v + (1 − b2)·g²
+  u = m / (sqrt(v) + eps)   (eps_inside_sqrt: m / sqrt(v + eps)) + weight_decay·p
+  trust = clamp(‖p‖ / ‖u‖, min_coeff, max_coeff), 1 when either norm is 0
+  p = p − step_size·trust·u,  step_size = lr·sqrt(1 − b2^t) / (1 − b1^t)  (lr without bias_correction)
+The bias correction is folded into step_size, as the kernel does, not applied to m and v.
+max_grad_norm only scales gradients that DeepSpeed's engine never passes (step(grad_norms=)), so
+it is accepted and has no effect, as there. No AMSGrad (FusedLamb refuses it).
+]]
+local Lamb = class("Lamb", Optimizer)
+Lamb.DEFAULTS = { lr = 1e-3, bias_correction = true, betas = { 0.9, 0.999 }, eps = 1e-8,
+                  eps_inside_sqrt = false, weight_decay = 0, max_grad_norm = 0, max_coeff = 10,
+                  min_coeff = 0.01 }
+M.Lamb = Lamb
+
+function Lamb.check(d, level)
+  adam_check(d, level + 1)
+  if d.max_grad_norm < 0 then invalid("max_grad_norm value", d.max_grad_norm, level) end
+  if not (d.min_coeff >= 0 and d.min_coeff <= d.max_coeff) then
+    error(string.format("Invalid min_coeff/max_coeff: %s, %s (0 <= min_coeff <= max_coeff)",
+      fmt(d.min_coeff), fmt(d.max_coeff)), level)
+  end
+end
+
+local function norm(t)
+  return math.sqrt(T.sum(T.mul(t, t)):item())
+end
+
+function Lamb:update(group)
+  local b1, b2 = group.betas[1], group.betas[2]
+  local prev = core.set_grad_enabled(false)
+  local ok, err = pcall(function()
+    for _, p in ipairs(group.params) do
+      local g = p.grad
+      if g ~= nil then
+        local st = self.state[p]
+        if st == nil then
+          st = { step = 0, exp_avg = T.zeros(p.shape, { dtype = p.dtype, device = p.device }),
+                 exp_avg_sq = T.zeros(p.shape, { dtype = p.dtype, device = p.device }) }
+          self.state[p] = st
+        end
+        st.step = st.step + 1
+        st.exp_avg = T.add(T.mul(st.exp_avg, b1), T.mul(g, 1 - b1))
+        st.exp_avg_sq = T.add(T.mul(st.exp_avg_sq, b2), T.mul(T.mul(g, g), 1 - b2))
+        local denom = group.eps_inside_sqrt and T.sqrt(T.add(st.exp_avg_sq, group.eps))
+          or T.add(T.sqrt(st.exp_avg_sq), group.eps)
+        local u = T.div(st.exp_avg, denom)
+        if group.weight_decay ~= 0 then u = T.add(u, T.mul(p, group.weight_decay)) end
+        local w_norm, u_norm = norm(p), norm(u)
+        local trust = 1
+        if w_norm ~= 0 and u_norm ~= 0 then
+          trust = math.min(math.max(w_norm / u_norm, group.min_coeff), group.max_coeff)
+        end
+        local step_size = group.lr
+        if group.bias_correction then
+          step_size = group.lr * math.sqrt(1 - b2 ^ st.step) / (1 - b1 ^ st.step)
+        end
+        p:copy_(T.sub(p, T.mul(u, step_size * trust)))
+      end
+    end
+  end)
+  core.set_grad_enabled(prev)
+  if not ok then error(err, 0) end
 end
 
 return M

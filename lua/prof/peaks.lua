@@ -228,7 +228,12 @@ local function encode_cache(p, machine, method)
   })) .. "\n"
 end
 
--- prof.peaks{refresh =, cache_dir =}: see the top of this file.
+-- Where the one line that announces a measurement goes (specs replace it).
+M.announce = function(line) io.stderr:write(line, "\n") end
+
+-- prof.peaks{refresh =, cache_dir =, measure = true, quiet = false}: see the top of this file.
+-- measure = false returns the cached peaks or nil, message, never measuring; quiet = true leaves
+-- out the line that says a measurement runs (it takes seconds, and writes the cache).
 function M.get(opts)
   if opts ~= nil and type(opts) ~= "table" then error("prof.peaks: expects a table of options", 2) end
   opts = opts or {}
@@ -238,6 +243,13 @@ function M.get(opts)
   if path and not opts.refresh then
     local hit = read_cache(path, machine)
     if hit then return hit end
+  end
+  if opts.measure == false then
+    return nil, "this machine's peaks are not measured yet (profrun --peaks measures them)"
+  end
+  if not opts.quiet then
+    M.announce(string.format("profrun: measuring this machine's peak FLOP/s and bandwidth "
+      .. "(once; cached in %s)", path or "no cache directory"))
   end
   local flops, bw, method = M.measure(machine)
   if flops == nil then return nil, "prof.peaks: " .. tostring(bw) end
@@ -249,6 +261,30 @@ function M.get(opts)
   local ok, err = core.write_atomic(path, encode_cache(p, machine, method))
   if not ok then return p, "peaks not cached: " .. tostring(err) end
   return p
+end
+
+-- The peaks a profile on device is judged against: measured (once) where things run; on meta,
+-- where nothing runs, only what the cache holds (nil, message when it holds nothing).
+function M.for_device(device)
+  return M.get({ measure = device ~= "meta" })
+end
+
+-- profrun --peaks: measures again, rewrites the cache and shows it; returns the exit status.
+function M.cli()
+  local p, err = M.get({ refresh = true, quiet = true })
+  if p == nil then
+    io.stderr:write("profrun: ", tostring(err), "\n")
+    return 1
+  end
+  local dir = M.cache_dir()
+  local units = require "prof.report.units"
+  io.stdout:write(string.format("machine:      %s\npeak FLOP/s:  %sFLOPS (float32 GEMM)\n"
+    .. "bandwidth:    %sB/s (copy, read + written)\nridge:        %.2f FLOP/B\n"
+    .. "measured at:  %s\ncache:        %s\n", p.machine, units.number_to_string(p.flops),
+    units.number_to_string(p.bytes_per_s), p.flops / p.bytes_per_s, p.measured_at,
+    dir and M.cache_path(dir, M.machine()) or "none (neither XDG_CACHE_HOME nor HOME is set)"))
+  if err ~= nil then io.stderr:write("profrun: ", err, "\n") end
+  return 0
 end
 
 return setmetatable(M, { __call = function(_, opts) return M.get(opts) end })

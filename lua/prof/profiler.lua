@@ -20,40 +20,33 @@ M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at 
 -- is still the current one. One shared closer serves every <close> scope: scopes close in LIFO
 -- order, so the innermost entry of the stack is always the one closing (nothing is allocated).
 local recording, gen, depth = false, 0, 0
-local gens, srcs = {}, {}
-local with_stack, range_sources = false, nil
+local gens = {}
 -- name -> the recording state's interned copy (S:intern), so a push takes no lookup in C
 local names, intern = {}, nil
 -- Ranges go to the recording session itself, not to whichever session is the runtime's
 -- recorder: the engine's flops profiler may hold that for a step while a range is open.
 local rec_S, range_push_m, range_pop_m
-local function range_push(p) range_push_m(rec_S, p) end
 
 local function pop()
   local g = gens[depth]
-  if g == gen then
-    range_pop_m(rec_S)
-    if with_stack then range_sources[#range_sources + 1] = srcs[depth] end
-  end
+  if g == gen then range_pop_m(rec_S) end
   depth = depth - 1
 end
 
 local CLOSER = setmetatable({}, { __name = "prof.record_function", __close = pop })
 
-local function push(name, level)
+-- ProfilerStep#n: one interned name for every step (a name per step would grow the session's
+-- name table by one string a step, for as long as the run lasts)
+local function push_step(n)
   depth = depth + 1
   if recording then
-    local p = names[name]
+    local p = names.ProfilerStep
     if p == nil then
-      p = intern(name)
-      names[name] = p
+      p = intern("ProfilerStep")
+      names.ProfilerStep = p
     end
-    range_push(p)
+    rec_S:range_push_numbered(p, n)
     gens[depth] = gen
-    if with_stack then
-      local info = debug.getinfo(level + 1, "Sl")
-      srcs[depth] = info and (info.short_src .. "(" .. info.currentline .. ")") or "?"
-    end
   else
     gens[depth] = false
   end
@@ -74,7 +67,6 @@ function M.record_function(name, fn, ...)
   if type(name) ~= "string" then
     error("record_function: name must be a string, got " .. type(name), 2)
   end
-  -- push() inlined: this is the per-call path
   depth = depth + 1
   if recording then
     local p = names[name]
@@ -84,10 +76,6 @@ function M.record_function(name, fn, ...)
     end
     range_push_m(rec_S, p)
     gens[depth] = gen
-    if with_stack then
-      local info = debug.getinfo(2, "Sl")
-      srcs[depth] = info and (info.short_src .. "(" .. info.currentline .. ")") or "?"
-    end
   else
     gens[depth] = false
   end
@@ -137,12 +125,15 @@ end
 
 --[[
 prof.profile{activities={"cpu"}, schedule=, on_trace_ready=, record_shapes=, profile_memory=,
-with_stack=, with_flops=, with_modules=, capacity=} -> a profile, as torch.profiler.profile.
+with_stack=, stack_depth=, with_flops=, with_modules=, capacity=} -> a profile, as
+torch.profiler.profile.
 It starts at once (torch's `with profile(...) as p`), so `local p <close> = prof.profile{...}`
 records until the scope ends; with start=false it waits for p:start(). p:stop() ends it.
 With a schedule, every step is a "ProfilerStep#N" range. capacity: events per thread and window
-(further ones are counted as dropped). record_shapes is accepted; the core's events carry no
-shapes yet, so there is no Input Shapes column.
+(further ones are counted as dropped). record_shapes: ops keep their inputs' shapes and dtypes
+(the Input Shapes column, group_by_input_shape, the trace's "Input Dims"). with_stack: ops and
+ranges keep the innermost stack_depth (default 5) frames of the script, profrun's own Lua files
+left out (the Source Location column, group_by_stack_n, export_stacks, the trace's "Call stack").
 "cuda" records the runtime's CUDA ops on the host timeline (kernels need CUPTI: not yet).
 ]]
 function M.profile(o)
@@ -162,6 +153,7 @@ function M.profile(o)
     record_shapes = o.record_shapes == true,
     profile_memory = o.profile_memory == true,
     with_stack = o.with_stack == true,
+    stack_depth = o.stack_depth or 5,
     with_flops = o.with_flops == true,
     with_modules = o.with_modules == true,
     capacity = o.capacity or M.DEFAULT_CAPACITY,
@@ -186,9 +178,15 @@ function actions.warn(p, prev)
   return p
 end
 
+-- profrun's own Lua files (lua/prof/...): with_stack locations skip their frames
+local OWN_SOURCES = debug.getinfo(1, "S").source:gsub("[^/]*$", "")
+
 function actions.prepare(p)
-  p.S:set_event_capacity(p.capacity)
-  p.S:set_memory_events(p.profile_memory)
+  local S = p.S
+  S:set_event_capacity(p.capacity)
+  S:set_memory_events(p.profile_memory)
+  S:set_record_shapes(p.record_shapes)
+  S:set_with_stack(p.with_stack, OWN_SOURCES, p.stack_depth)
 end
 
 function actions.start(p)
@@ -204,9 +202,6 @@ function actions.start(p)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, p.ids, {}, nil
   core.set_recorder(S)
   p.cache = nil
-  range_sources = {}
-  p.range_sources = range_sources
-  with_stack = p.with_stack
   names = p.names
   intern = function(name) return S:intern(name) end
   rec_S, range_push_m, range_pop_m = S, S.range_push, S.range_pop
@@ -220,7 +215,6 @@ function actions.stop(p)
   if not p.window then return end
   local S = p.S
   recording, gen = false, gen + 1
-  with_stack = false
   rec_S = nil   -- no range reaches a stopped window (gen moved on); let the state go
   S:stop()
   p.window = false
@@ -253,7 +247,7 @@ function Profile:start()
   self.current_action = self.schedule(0, {})
   self.t_step = now_ns()
   transit(self, schedule.NONE, self.current_action)
-  if self.record_steps then push("ProfilerStep#0", 2) self.step_open = true end
+  if self.record_steps then push_step(0) self.step_open = true end
   return self
 end
 
@@ -283,22 +277,22 @@ function Profile:step()
   self.step_num = self.step_num + 1
   self.current_action = self.schedule(self.step_num, info)
   transit(self, prev, self.current_action)
-  if self.record_steps then push("ProfilerStep#" .. self.step_num, 2) self.step_open = true end
+  if self.record_steps then push_step(self.step_num) self.step_open = true end
 end
 
 -- The last window's events as plain tables (torch's p:events()): op names as PyTorch spells
--- them where the op is the same (prof.report.op_names), ranges with their source under
--- with_stack. Read again after every window.
+-- them where the op is the same (prof.report.op_names); under record_shapes an op's
+-- input_shapes and input_types; under with_stack ops and ranges carry stack, their Lua frames
+-- ("file(line)"), innermost first. Read again after every window.
 function Profile:events()
   if self.cache then return self.cache end
   local evs = self.S:events()
-  local k, sources = 0, self.range_sources
   for _, e in ipairs(evs) do
-    if e.kind == "op" then
-      e.name = op_names.torch(e.name)
-    elseif e.kind == "range" then
-      k = k + 1
-      if sources and sources[k] then e.stack = { sources[k] } end
+    if e.kind == "op" then e.name = op_names.torch(e.name) end
+    if e.stack then
+      local frames = {}
+      for f in e.stack:gmatch("[^;]+") do frames[#frames + 1] = f end
+      e.stack = frames
     end
   end
   self.cache = evs
@@ -325,12 +319,28 @@ function Profile:key_averages(o)
   })
 end
 
--- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it.
+-- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it; ops are
+-- named as in p:events() (PyTorch's names).
 function Profile:export_chrome_trace(path, opts)
   local S = self.S
   local f = S.export_chrome_trace
   if f == nil then error("export_chrome_trace: not available in this build", 2) end
-  return f(S, path, opts)
+  local o = { op_name = op_names.torch }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return f(S, path, o)
+end
+
+-- p:export_stacks(path[, metric]): collapsed stacks for flame graphs (flamegraph.pl, speedscope)
+-- from a window recorded with_stack; metric defaults to self_cpu_time_total, as torch's.
+function Profile:export_stacks(path, metric)
+  if type(path) ~= "string" then error("export_stacks: path must be a string", 2) end
+  if not self.with_stack then
+    error("export_stacks: record with with_stack=true to have stacks", 2)
+  end
+  local text = key_averages.collapsed_stacks(self:events(), metric or "self_cpu_time_total")
+  local ok, err = core.write_atomic(path, text)
+  if not ok then error("export_stacks: " .. tostring(err), 2) end
+  return true
 end
 
 function Profile:__tostring()

@@ -10,7 +10,9 @@ local loaded = {}
 -- DeepSpeed's text.
 function M.format_for(format, output_file)
   if format ~= nil and format ~= "" then return format end
+  -- "o.JSON" is JSON: extensions are matched whatever their case
   local ext = type(output_file) == "string" and output_file:match("%.(%w+)$")
+  ext = ext and ext:lower()
   if ext == "json" or ext == "csv" then return ext end
   if ext == "md" then return "markdown" end
   return config.value("report.script") or "deepspeed"

@@ -19,6 +19,9 @@
 -- * no latency (meta device, or 0 s): the bound its intensity predicts (compute or memory, never
 --   overhead), bound_expected = true, achieved values nil.
 -- * bytes unknown (nil): no intensity and no bound.
+-- * the FLOPs are the exact convention's whatever the report prints: m.exact_flops when the
+--   profile counted under deepspeed conventions (which count tanh, losses, operators... as 0), and
+--   no verdict at all when that count is unknown (m.exact_flops == false).
 -- Shares can exceed 1 when a module's data fits in cache: the memory roof is a DRAM copy's.
 local M = {}
 
@@ -51,7 +54,8 @@ end
 function M.classify(m, peaks)
   check_peaks(peaks, 2)
   local r = {}
-  local flops, bytes = m.flops or 0, m.bytes
+  if m.exact_flops == false then return r end
+  local flops, bytes = m.exact_flops or m.flops or 0, m.bytes
   local t = m.fwd_latency_s
   if t ~= nil and (t ~= t or t <= 0) then t = nil end   -- 0 s (or NaN) is "not timed"
   if bytes ~= nil and bytes > 0 then r.intensity = flops / bytes end

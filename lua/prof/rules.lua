@@ -1,21 +1,26 @@
 -- rules.lua — flop rules as Lua scripts: per-type functions that count a module instead of its ops.
 --
--- A rule script returns a table mapping module type names to functions:
---   return { FusedScaleMaskSoftmax = function(module, inputs, output)
---              return { macs = 0, flops = 5 * inputs[1]:numel(), bytes = ... } end }
+-- The rule API (README "Flop rules"). A rule script returns a table mapping module type names to
+-- functions:
+--   return { FusedScaleMaskSoftmax = function(module, inputs, output, ctx)
+--              return { macs = 0, flops = 5 * inputs[1]:numel(),
+--                       bytes_read = ctx.bytes(inputs[1]), bytes_written = ctx.bytes(output) } end }
 -- A rule runs after each call of a module of its type; its counts replace those of the ops the
--- module ran (children included), so nothing is counted twice. A fourth argument, ctx, says
--- under which conventions the run counts ({conventions = "exact" | "deepspeed"}).
+-- module ran (children included), so nothing is counted twice. Every field of the result is
+-- optional (0). ctx (M.context) holds the call's facts:
+--   conventions  "exact" | "deepspeed": the run's; a rule counts as that convention would
+--   path, type   the module's dotted path ("" for the model) and type name
+--   bytes(t)     t:numel() * t:element_size(), 0 for nil: a tensor's size in its dtype
 local paths = require "prof.paths"
 
 local M = {}
 
 -- "megatron" -> scripts/rules/megatron.lua; a path is used as given.
 function M.resolve(name)
-  local p = paths.script("rules", name)
+  local p, tried = paths.find("rules", name)
   if p ~= nil then return p end
-  error(string.format("flop rule script '%s' not found (neither a file nor scripts/rules/%s.lua)",
-    name, name), 0)
+  error(string.format("flop rule script '%s' not found (searched %s)", name,
+    paths.searched(tried)), 0)
 end
 
 -- Loads rule scripts; returns type name -> {fn = function, where = "file:line"}.
@@ -42,6 +47,16 @@ function M.load(list)
     end
   end
   return rules
+end
+
+local function bytes(t)
+  if t == nil then return 0 end
+  return t:numel() * t:element_size()
+end
+
+-- The ctx a rule receives (see the header).
+function M.context(conventions, path, typename)
+  return { conventions = conventions, path = path, type = typename, bytes = bytes }
 end
 
 -- A count is a whole number from 0 to 2^63 - 1: 1.5 is refused, not rounded (a rule that
@@ -73,10 +88,12 @@ function M.apply(rule, module, path, inputs, output, ctx)
   local ok, r = pcall(rule.fn, module, inputs, output, ctx)
   if not ok then fail("failed: " .. tostring(r)) end
   if type(r) ~= "table" then
-    fail(string.format("returned %s (expected a table {macs=, flops=, bytes=})", type(r)))
+    fail(string.format("returned %s (expected a table {macs=, flops=, bytes_read=, bytes_written=})",
+      type(r)))
   end
   local macs, flops = count(r.macs, "macs", fail), count(r.flops, "flops", fail)
   local br, bw = count(r.bytes_read, "bytes_read", fail), count(r.bytes_written, "bytes_written", fail)
+  -- bytes: the spelling of the first rule scripts, read as bytes_read
   if r.bytes ~= nil then
     local b = count(r.bytes, "bytes", fail)
     if br > math.maxinteger - b then

@@ -30,8 +30,7 @@ skip_first_wait skips the first cycle's wait; then cycles of wait NONE, warmup W
 RECORD and one RECORD_AND_SAVE; after `repeat` cycles (float division, as torch) NONE forever,
 and repeat=0 cycles until the profiler stops.
 ]]
-function M.schedule(o)
-  if type(o) ~= "table" then error("schedule: expects {wait=, warmup=, active=, ...}", 2) end
+local function machine(o)
   local wait = nonneg(o, "wait", 0, 0)
   local warmup = nonneg(o, "warmup", 0, 0)
   local active = nonneg(o, "active", nil, 1)
@@ -39,9 +38,6 @@ function M.schedule(o)
   local rep = nonneg(o, "repeat", 0, 0)
   local skip_first = nonneg(o, "skip_first", 0, 0)
   local skip_first_wait = nonneg(o, "skip_first_wait", 0, 0)
-  if warmup == 0 then
-    M.warn("Profiler won't be using warmup, this can skew profiler results")
-  end
   local n = wait + warmup + active
   return function(step)
     if step < skip_first then return NONE end
@@ -53,7 +49,25 @@ function M.schedule(o)
     elseif m < wait + warmup then return WARMUP
     elseif m < n - 1 then return RECORD
     else return SAVE end
+  end, warmup
+end
+
+function M.schedule(o)
+  if type(o) ~= "table" then error("schedule: expects {wait=, warmup=, active=, ...}", 2) end
+  local fn, warmup = machine(o)
+  if warmup == 0 then
+    M.warn("Profiler won't be using warmup, this can skew profiler results")
   end
+  return fn
+end
+
+--[[
+The flops profiler's window as a schedule: step k alone is RECORD_AND_SAVE (DeepSpeed's
+profile_step), every other step NONE. The engine asks it at each optimizer step; no warmup is
+wanted (the flops profiler counts, it does not time a cold start), so none is warned about.
+]]
+function M.at_step(k)
+  return (machine{ skip_first = k, active = 1, ["repeat"] = 1 })
 end
 
 -- Without a schedule every step records (torch's _default_schedule_fn).

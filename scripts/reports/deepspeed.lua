@@ -91,6 +91,12 @@ local function summary(out, p, root, opts)
     out(line("data parallel size: ", units.pystr(p.dp_size or 1)))
     out(line("model parallel size: ", units.pystr(mp)))
     out(line("batch size per GPU: ", units.pystr(p.batch_size)))
+    -- under gradient accumulation the counts and fwd/bwd latencies are one micro-batch's, the
+    -- iteration the whole optimizer step's (profrun's line: DeepSpeed prints none)
+    if (p.gradient_accumulation_steps or 1) > 1 then
+      out(line("gradient accumulation steps (micro-batches per iter): ",
+        units.pystr(p.gradient_accumulation_steps)))
+    end
   end
   local params = p.params or (root and root.params)
   local params_model = p.params_model or (params and params * mp)
@@ -112,7 +118,8 @@ local function summary(out, p, root, opts)
     local bwd, step = p.bwd_latency_s, p.step_latency_s
     local fwd_bwd = (fwd and bwd) and fwd + bwd or nil
     local iter = p.iter_latency_s
-    if iter == nil and fwd_bwd and step then iter = fwd_bwd + step end
+    local gas = p.gradient_accumulation_steps or 1
+    if iter == nil and fwd_bwd and step then iter = gas * fwd_bwd + step end
     local fb = units.g(factor)
     local fb1 = units.g(factor + 1)
     out(line("bwd latency: ", units.duration_to_string(bwd)))
@@ -128,8 +135,10 @@ local function summary(out, p, root, opts)
     end
     out(line("step latency: ", units.duration_to_string(step)))
     out(line("iter latency: ", units.duration_to_string(iter)))
-    out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU / iter latency: ",
-      rate(flops and (factor + 1) * flops, iter)))
+    -- the iteration ran gas micro-batches: its work is gas times the one profiled
+    local per_iter = gas > 1 and " * " .. units.pystr(gas) .. " micro-batches" or ""
+    out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU" .. per_iter .. " / iter latency: ",
+      rate(flops and (factor + 1) * flops * gas, iter)))
     local sps = p.samples_per_s
     out(line("samples/second: ", units.pystr(sps and units.round(sps, P))))
   end
@@ -158,8 +167,19 @@ local function aggregated(out, p, opts)
   end
 end
 
-local function detailed(out, p, root)
-  for _, l in ipairs(DETAIL_HEAD) do out(l) end
+-- opts.detailed_backward (profrun's, off by default: DeepSpeed's tree is forward only): each
+-- module's measured backward after its fwd FLOPS, "bwd <flops> flops, <latency>, <FLOPS>".
+local function backward_item(m)
+  if m.bwd_flops == nil and m.bwd_latency_s == nil then return "bwd n/a" end
+  return string.format("bwd %s flops, %s, %s", (units.number_to_string(m.bwd_flops or 0):gsub(" $", "")),
+    units.duration_to_string(m.bwd_latency_s), rate(m.bwd_flops, m.bwd_latency_s))
+end
+
+local function detailed(out, p, root, with_backward)
+  for i, l in ipairs(DETAIL_HEAD) do
+    if i == 4 and with_backward then l = l .. ", bwd flops, bwd latency, bwd FLOPS (measured)" end
+    out(l)
+  end
   local total_params, total_macs = root.params, root.macs
   local total_duration = tree.duration(p, root)
   local function flops_repr(m)
@@ -179,13 +199,15 @@ local function detailed(out, p, root)
         items[4] = units.flops_to_string(units.round(m.flops / duration, P))
       end
     end
+    if with_backward then items[#items + 1] = backward_item(m) end
     if m.extra_repr and m.extra_repr ~= "" then items[#items + 1] = m.extra_repr end
     return table.concat(items, ", ")
   end
   out(tree.repr(p, flops_repr))
 end
 
--- The report: function(profile, opts) -> text. opts: module_depth (-1), top_modules (1), detailed (true).
+-- The report: function(profile, opts) -> text. opts: module_depth (-1), top_modules (1), detailed
+-- (true), detailed_backward (false).
 function M.render(profile, opts)
   opts = opts or {}
   local o = {
@@ -193,13 +215,14 @@ function M.render(profile, opts)
     top_modules = opts.top_modules or 1,
     detailed = opts.detailed == nil or opts.detailed,
     profile_step = opts.profile_step,
+    detailed_backward = opts.detailed_backward == true,
   }
   local lines = {}
   local function out(s) lines[#lines + 1] = s end
   local root = tree.root(profile)
   summary(out, profile, root, o)
   aggregated(out, profile, o)
-  if o.detailed and root then detailed(out, profile, root) end
+  if o.detailed and root then detailed(out, profile, root, o.detailed_backward) end
   out("------------------------------------------------------------------------------")
   return table.concat(lines, "\n") .. "\n"
 end

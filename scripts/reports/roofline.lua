@@ -1,13 +1,15 @@
 -- scripts/reports/roofline.lua — each module on the roofline: intensity, achieved rates, % of peak, bound.
 --
 -- Peaks come from opts.peaks ({flops =, bytes_per_s =, machine =, measured_at =}), else from a
--- profile that prof.roofline.annotate has seen (peak_flops, peak_bytes_per_s), else prof.peaks{}
--- (measured once per machine, then cached). The profile is not modified. One row per shown module in
--- pre-order, indented by depth; DeepSpeed's units (K, M, G, T); n/a where a value is unknown.
+-- profile that prof.roofline.annotate has seen (peak_flops, peak_bytes_per_s), else prof.peaks
+-- (measured once per machine, then cached; on meta only the cache). The profile is not modified.
+-- One row per shown module in pre-order, indented by depth; DeepSpeed's units (K, M, G, T); n/a
+-- where a value is unknown.
 -- Columns: FLOPs and bytes (read + written) of the forward, intensity in FLOP/B, achieved FLOPS and
 -- B/s over the forward latency, those as % of the peaks, % of the roof (roofline time / measured
 -- time: below 10 % is overhead-bound) and the bound; a * marks a bound expected from intensity
--- alone (nothing timed, as on meta).
+-- alone (nothing timed, as on meta). Under deepspeed conventions the FLOPs column is theirs but the
+-- roofline columns use the exact count (m.exact_flops), and say n/a where it was not measured.
 local roofline = require "prof.roofline"
 local units = require "prof.report.units"
 local tree = require "prof.report.tree"
@@ -41,7 +43,7 @@ function M.peaks(profile, opts)
     return { flops = profile.peak_flops, bytes_per_s = profile.peak_bytes_per_s,
       machine = profile.peaks_machine }
   end
-  local p, err = require("prof.peaks")({})
+  local p, err = require("prof.peaks").for_device(profile.device)   -- never measured on meta
   if p == nil then error(err, 0) end
   return p
 end
@@ -54,8 +56,10 @@ function M.render(profile, opts)
   local peaks = M.peaks(profile, opts)
   local root = tree.root(profile)
   local rows, expected = { M.HEADERS }, false
+  local exact, unknown = false, false
   for _, rec in ipairs(tree.shown(profile)) do
     local m = rec.module
+    if m.exact_flops == false then unknown = true elseif m.exact_flops ~= nil then exact = true end
     local d, up = 0, rec.parent
     while up do d, up = d + 1, up.parent end
     local r = roofline.classify(m, peaks)
@@ -95,6 +99,17 @@ function M.render(profile, opts)
   if expected then
     lines[#lines + 1] = ""
     lines[#lines + 1] = "* expected from intensity alone: nothing was timed"
+  end
+  if exact then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "FLOPs as " .. tostring(profile.conventions) .. " conventions count them; FLOP/B, "
+      .. "achieved FLOPS and the bound from the exact count of the same forward"
+  end
+  if unknown then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "n/a: " .. tostring(profile.conventions) .. " conventions count some work as 0 "
+      .. "(tanh, losses, operators), so the roofline needs the exact count: get_model_profile measures it, "
+      .. "elsewhere set flops_profiler.conventions to exact"
   end
   return table.concat(lines, "\n") .. "\n"
 end

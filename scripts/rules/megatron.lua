@@ -1,7 +1,7 @@
 -- megatron.lua — flop rules for Megatron-LM's fused layers, whose CUDA kernels no op-level counter can see.
 --
--- A rule's counts replace those of the ops its module runs (prof/rules.lua). Both conventions are
--- honoured: the active session says which (rules are called inside a profiling session).
+-- A rule's counts replace those of the ops its module runs; it uses the rule API's ctx (README
+-- "Flop rules", lua/prof/rules.lua): ctx.conventions says how to count, ctx.bytes(t) a tensor's size.
 --
 -- FusedScaleMaskSoftmax (scaled_masked_softmax / scaled_upper_triang_masked_softmax kernels): per
 -- element of the scores, 1 multiply by the scale (the kernel always scales, by 1.0 when Megatron
@@ -15,43 +15,28 @@
 --   deepspeed: numel × (5 with weights, else 4)
 --   exact:     6·numel + 2·rows, + numel for the weight and + numel for the bias
 -- Bytes: input, weight and bias read, output written.
-local core = require "prof.core"
-
-local SIZES = { float64 = 8, float32 = 4, float16 = 2, bfloat16 = 2, int64 = 8, int32 = 4, int16 = 2,
-                int8 = 1, uint8 = 1, bool = 1 }
-
-local function nbytes(t)
-  if t == nil then return 0 end
-  return t:numel() * (SIZES[t.dtype] or 4)
-end
-
--- The conventions of the session recording this call.
-local function conventions()
-  local S = core.recorder()
-  return S ~= nil and S:conventions() or "exact"
-end
-
-local function softmax_rule(_, inputs, output)
+local function softmax_rule(_, inputs, output, ctx)
   local x, mask = inputs[1], inputs[2]
   local n = x:numel()
   local flops
-  if conventions() == "deepspeed" then
+  if ctx.conventions == "deepspeed" then
     flops = 3 * n
   else
     local rows = n // x:size(-1)
     flops = 7 * n - 2 * rows
   end
-  return { macs = 0, flops = flops, bytes_read = nbytes(x) + nbytes(mask), bytes_written = nbytes(output) }
+  return { macs = 0, flops = flops, bytes_read = ctx.bytes(x) + ctx.bytes(mask),
+           bytes_written = ctx.bytes(output) }
 end
 
-local function layer_norm_rule(module, inputs, output)
+local function layer_norm_rule(module, inputs, output, ctx)
   local x = inputs[1]
   local n = x:numel()
   local width = 1
   for _, d in ipairs(module.normalized_shape) do width = width * d end
   local affine = module.weight ~= nil
   local flops
-  if conventions() == "deepspeed" then
+  if ctx.conventions == "deepspeed" then
     flops = n * (affine and 5 or 4)
   else
     flops = 6 * n + 2 * (n // width)
@@ -59,8 +44,8 @@ local function layer_norm_rule(module, inputs, output)
     if module.bias ~= nil then flops = flops + n end
   end
   return { macs = 0, flops = flops,
-           bytes_read = nbytes(x) + nbytes(module.weight) + nbytes(module.bias),
-           bytes_written = nbytes(output) }
+           bytes_read = ctx.bytes(x) + ctx.bytes(module.weight) + ctx.bytes(module.bias),
+           bytes_written = ctx.bytes(output) }
 end
 
 return {

@@ -63,3 +63,18 @@ else
 fi
 printf '%s\n' "$ours" | awk '$2 == "overhead" { printf "%s batch 1: flops profiler overhead on a forward %+.1f %% (plain %.4f s)\n", $1, ($6 / $4 - 1) * 100, $4 }'
 OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_mlp.lua
+
+# The activity profiler beside torch.profiler on the same step and thread count: overhead on a
+# ResNet-18 batch-1 training step with activities cpu + record_shapes (target <= 3 %), the trace
+# export on 100,000 events (targets >= 3 M events/s plain, >= 1 M gzip); bench_profiler.lua
+# above gives record_function's cost (target <= 300 ns), torch's is printed here.
+echo "== activity profiler, cpu, $THREADS threads"
+act=$(OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_activity.lua --rounds 9)
+printf '%s\n' "$act"
+printf '%s\n' "$act" | awk '$2 == "overhead" { printf "profrun activity profiler overhead on the step: %+.1f %%\n", ($14 - 1) * 100 }'
+if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+  tp=$(/usr/bin/python3 scripts/tools/bench_torch_profiler.py "$THREADS" 9 2>/dev/null)
+  printf '%s\n' "$tp"
+  printf '%s\n' "$tp" | awk '$2 == "overhead" { printf "torch.profiler overhead on the step: %+.1f %%\n", ($14 - 1) * 100 }'
+fi
+$LUA scripts/tools/bench_long_run.lua

@@ -29,21 +29,24 @@ static void test_events_sit_on_the_monotonic_clock(void) {
   prof_close(S);
 }
 
-/* A module call that spins 5 ms reports 5 ms, however short the whole run: about 5 ms, and
-   well under the 2x a TSC read as nanoseconds at 2+ GHz would give (a preempted spin may add). */
+/* A module call that spins 5 ms reports 5 ms, however short the whole run: at least 5 ms, and at
+   most the wall time around the call (a preempted spin lasts longer: the bound moves with it),
+   well under the 2x a TSC read as nanoseconds at 2+ GHz would give. */
 static void test_module_time_is_nanoseconds(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_ModuleId m;
   prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &m);
   prof_start(S);
+  int64_t before = prof_now_ns();
   prof_module_enter(S, m);
   spin(5000000);
   prof_module_exit(S, m);
+  int64_t wall = prof_now_ns() - before;
   prof_stop(S);
   prof_ModuleInfo i = {.size = sizeof i};
   prof_module_info(S, m, &i);
   T_CHECK(i.phase[PROF_PHASE_FORWARD].time_ns >= 4950000);   /* less a calibration error */
-  T_CHECK(i.phase[PROF_PHASE_FORWARD].time_ns <= 7500000);
+  T_CHECK(i.phase[PROF_PHASE_FORWARD].time_ns <= wall + wall / 20);
   prof_close(S);
 }
 

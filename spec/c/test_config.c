@@ -426,10 +426,25 @@ static void test_malformed(void) {
      finds the '"' that opens "top_modules", after 4 spaces: column 5. */
   expect_error(FIX "malformed_missing_comma.json", NULL, 0, PROF_ERRCONFIG,
                FIX "malformed_missing_comma.json:5:5: invalid JSON near '\"top_modules\": 3'");
-  /* Line 5 is `  },`: after the ',' ending line 4 cJSON expects a key string and finds '}' at
-     column 3; its string parser reports one byte past the character it rejected: column 4. */
+  /* Line 4 is `    "detailed": false,`: 4 spaces, `"detailed":` (columns 5-15), a space, `false`
+     (17-21) and the comma at column 22 that no key follows (cJSON stops past the '}' of line 5).
+     Python's json: "Illegal trailing comma before end of object: line 4 column 22". */
   expect_error(FIX "malformed_trailing_comma.json", NULL, 0, PROF_ERRCONFIG,
-               FIX "malformed_trailing_comma.json:5:4: invalid JSON near ','");
+               FIX "malformed_trailing_comma.json:4:22: invalid JSON: trailing comma before '}' "
+               "(JSON allows none)");
+  /* In an array cJSON stops at the ']' itself: `{"a": [1, 2,]}` has its comma at column 12. */
+  if (write_temp(name, "", 0, "{\"a\": [1, 2,]}", 14)) {
+    snprintf(want, sizeof want, "%s:1:12: invalid JSON: trailing comma before ']' "
+             "(JSON allows none)", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
+  /* A comma followed by another value is fine; a missing value after ':' is not a comma case. */
+  if (write_temp(name, "", 0, "{\"a\": ,}", 8)) {
+    snprintf(want, sizeof want, "%s:1:7: invalid JSON near ',}'", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
   /* Three lines, each ending in '\n': the text ends at line 4, column 1. */
   expect_error(FIX "malformed_truncated.json", NULL, 0, PROF_ERRCONFIG,
                FIX "malformed_truncated.json:4:1: invalid JSON at the end of the file");
@@ -451,6 +466,32 @@ static void test_malformed(void) {
     expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
     remove(name);
   }
+  /* "\u0000" would become a NUL byte that cuts the C string: refused where it stands, in a value
+     (`{"flops_profiler": {"output_file": "a` is 37 bytes: the backslash is column 38) and in a
+     key (`{"flops_profiler": {"top_modules` is 32 bytes: column 33). An escaped backslash before
+     "u0000" is text, not a NUL. */
+  if (write_temp(name, "", 0, "{\"flops_profiler\": {\"output_file\": \"a\\u0000b.json\"}}", 52)) {
+    snprintf(want, sizeof want, "%s:1:38: a NUL character (\\u0000) in a string: no key or path "
+             "may hold one", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
+  if (write_temp(name, "", 0, "{\"flops_profiler\": {\"top_modules\\u0000x\": 3}}", 45)) {
+    snprintf(want, sizeof want, "%s:1:33: a NUL character (\\u0000) in a string: no key or path "
+             "may hold one", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
+  {
+    static const char *const ov[] = { "flops_profiler.output_file=\"a\\\\u0000b.json\"" };
+    prof_State *S;
+    prof_Config *cfg;
+    T_EQ_INT(load(NULL, ov, 1, &cfg, &S), PROF_OK);
+    if (cfg != NULL) T_EQ_STR(cfg->flops_profiler.output_file, "a\\u0000b.json");
+    done(S, cfg);
+  }
+  expect_set_error("flops_profiler.output_file=\"a\\u0000b\"",
+                   "a NUL character (\\u0000) in a string: no key or path may hold one");
   expect_error(FIX "not_object.json", NULL, 0, PROF_ERRCONFIG,
                FIX "not_object.json: the top level must be a JSON object, got an array");
 }

@@ -46,6 +46,11 @@ function M.parse(who, spec, ...)
       end
       v = s[2]
     end
+    -- Lua would quietly read "3" as 3 where a size is expected; Python raises TypeError
+    if type(v) == "string" and tonumber(v) ~= nil then
+      error(string.format("%s: argument '%s' is the string \"%s\", expected a number", who, name,
+        v), 4)
+    end
     out[name] = v
   end
   if kw ~= nil then
@@ -56,6 +61,27 @@ function M.parse(who, spec, ...)
     end
   end
   return out
+end
+
+-- Checks a shape the user wrote (get_model_profile's input_shape): a non-empty list of positive
+-- integers. Errors name key and the entry, at the caller's caller (level 3 from here).
+function M.check_shape(who, key, shape)
+  local function fail(what)
+    error(string.format("%s: %s%s", who, key, what), 3)
+  end
+  if type(shape) ~= "table" or getmetatable(shape) ~= nil then
+    fail(string.format(" must be a list of sizes such as {1, 3, 224, 224}, got %s", type(shape)))
+  end
+  if #shape < 1 then fail(" must be a non-empty list of sizes such as {1, 3, 224, 224}") end
+  for i = 1, #shape do
+    local v = shape[i]
+    if math.type(v) ~= "integer" and not (math.type(v) == "float" and v == math.floor(v)
+        and v >= 1 and v < 2^53) then
+      fail(string.format("[%d] must be a positive integer, got %s %s", i, type(v),
+        type(v) == "string" and string.format("%q", v) or tostring(v)))
+    end
+    if v < 1 then fail(string.format("[%d] must be a positive integer, got %s", i, tostring(v))) end
+  end
 end
 
 -- PyTorch's _single/_pair/_triple: a number repeated n times, a list copied as it is.

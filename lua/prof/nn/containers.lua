@@ -136,9 +136,25 @@ function Sequential:init(...)
   for i = 1, n do add(self, i, (select(i, ...)), "argument " .. i) end
 end
 
+-- A child whose forward returns nothing would be blamed on the next one (its input is nil): the
+-- child that returned nil is named instead.
+local function returned_nil(self, child, next_child)
+  local errors = require "prof.errors"   -- lazy: prof.errors needs the nn classes loaded
+  local function name(m)
+    local p = errors.module_path(m)
+    return p == "" and "the model (" .. m.__name .. ")" or string.format("'%s' (%s)", p, m.__name)
+  end
+  error(string.format("in module %s: forward returned nil, the input of the next module %s in "
+    .. "%s; return the output tensor", name(child), name(next_child), name(self)), 0)
+end
+
 function Sequential:forward(x)
-  local slots = slots_of(self)
-  for _, key in ipairs(order_of(self)) do x = rawget(slots, key)(x) end
+  local slots, order = slots_of(self), order_of(self)
+  for i, key in ipairs(order) do
+    local child = rawget(slots, key)
+    x = child(x)
+    if x == nil and order[i + 1] ~= nil then returned_nil(self, child, rawget(slots, order[i + 1])) end
+  end
   return x
 end
 

@@ -6,7 +6,7 @@ local M = {}
 -- State shared by every module call: the session recording calls (also prof.core's recorder),
 -- its module ids and the flop rules of its modules (module -> rule, applied by hooks.apply_rule).
 -- One per Lua state.
-local hooks = { S = nil, ids = nil, rules = nil, apply_rule = nil }
+local hooks = { S = nil, ids = nil, rules = nil, apply_rule = nil, returned_nil = nil }
 M.hooks = hooks
 
 -- Enter/exit the recorder's module frame (prof.core's recorder is hooks.S whenever it is set).
@@ -120,13 +120,16 @@ function Module.__newindex(self, key, value)
   end
 end
 
-local function leave(id, ...)
-  exit(id)
+-- hooks.returned_nil: the module whose call returned last, when it returned nil; an error about
+-- a nil value that follows is likely its doing (a forward without `return`), not the next one's.
+local function pass(self, ...)
+  hooks.returned_nil = (...) == nil and self or nil
   return ...
 end
 
-local function pass(...)
-  return ...
+local function leave(self, id, ...)
+  exit(id)
+  return pass(self, ...)
 end
 
 -- A module counted by a flop rule: the rule sees the call's inputs and output, inside the frame.
@@ -136,6 +139,7 @@ local function call_ruled(self, id, rule, ...)
   local out = table.pack(self:forward(...))
   hooks.apply_rule(rule, self, id, inputs, out[1])
   exit(id)
+  hooks.returned_nil = out[1] == nil and self or nil
   return table.unpack(out, 1, out.n)
 end
 
@@ -145,18 +149,21 @@ end
 function Module.__call(self, ...)
   local ids = hooks.ids
   local id = ids and ids[self]
-  if id == nil then return pass(self:forward(...)) end
+  if id == nil then return pass(self, self:forward(...)) end
   local rule = hooks.rules[self]
   if rule ~= nil then return call_ruled(self, id, rule, ...) end
   enter(id)
-  return leave(id, self:forward(...))
+  return leave(self, id, self:forward(...))
 end
 
 -- The innermost module whose call is on the Lua stack (from a message handler, before the stack
--- unwinds), or nil.
+-- unwinds), or nil. Only the INNERMOST_FRAMES nearest the error are looked at: debug.getinfo
+-- walks `level` frames, so reading all of a deep stack (a stack overflow) would be quadratic.
+M.INNERMOST_FRAMES = 200
+
 function M.innermost(level)
   level = (level or 1) + 1
-  while true do
+  for _ = 1, M.INNERMOST_FRAMES do
     local info = debug.getinfo(level, "f")
     if info == nil then return nil end
     if info.func == Module.__call or info.func == call_ruled then
@@ -165,6 +172,7 @@ function M.innermost(level)
     end
     level = level + 1
   end
+  return nil
 end
 
 function Module.__tostring(self)

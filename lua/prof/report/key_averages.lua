@@ -65,13 +65,9 @@ local function nest(items, by_corr)
   end
 end
 
---[[
-Builds the averaged rows from p:events() (plain tables as prof.State:events gives them, names as
-torch spells them). o: group_by_input_shape, group_by_stack_n, profile_memory, with_flops,
-dropped. "ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
-]]
-function M.build(events, o)
-  o = o or {}
+-- Every op and range of events as an item {name, kind, t0, t1, child_ns, stack, ...}, nested per
+-- thread (self time = t1 - t0 - child_ns), and the items in time order.
+local function items_of(events, o)
   local threads, all, by_corr = {}, {}, {}
   for i, e in ipairs(events) do
     local it
@@ -98,6 +94,48 @@ function M.build(events, o)
     nest(list, by_corr)
   end
   table.sort(all, by_time)
+  return all
+end
+
+--[[
+Collapsed stacks for flame graphs (torch's export_stacks): one line per event that has a stack
+and a positive metric, its frames outermost first joined by ';', a space, the metric in whole
+µs. metric: "self_cpu_time_total" (the event's self time) or "cpu_time_total"; the cuda metrics
+give no lines while no kernel is recorded.
+]]
+local METRICS = { self_cpu_time_total = true, cpu_time_total = true,
+                  self_cuda_time_total = true, cuda_time_total = true }
+
+function M.collapsed_stacks(events, metric)
+  if not METRICS[metric] then
+    error(string.format("export_stacks: metric %q is not one of self_cpu_time_total, " ..
+      "cpu_time_total, self_cuda_time_total, cuda_time_total", tostring(metric)), 3)
+  end
+  local lines = {}
+  if metric:find("cuda", 1, true) then return "" end
+  for _, it in ipairs(items_of(events, {})) do
+    if it.stack and #it.stack > 0 then
+      local ns = it.t1 - it.t0
+      if metric == "self_cpu_time_total" then ns = math.max(0, ns - it.child_ns) end
+      local us = ns // 1000
+      if us > 0 then
+        local frames = {}
+        for k = #it.stack, 1, -1 do frames[#frames + 1] = it.stack[k] end
+        lines[#lines + 1] = table.concat(frames, ";") .. " " .. string.format("%d", us)
+      end
+    end
+  end
+  return #lines > 0 and table.concat(lines, "\n") .. "\n" or ""
+end
+
+--[[
+Builds the averaged rows from p:events() (plain tables as prof.State:events gives them, names as
+torch spells them). o: group_by_input_shape, group_by_stack_n, profile_memory, with_flops,
+dropped. "ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
+]]
+function M.build(events, o)
+  o = o or {}
+  local all = items_of(events, o)
   local rows, index = {}, {}
   local nstack = o.group_by_stack_n or 0
   for _, it in ipairs(all) do

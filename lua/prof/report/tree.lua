@@ -144,9 +144,10 @@ end
 
 -- PyTorch's Module.__repr__ over the shown tree, with extra_repr(m) supplying each module's text.
 -- A module with fold = true prints runs of identical consecutive children once, as torch 2.x's
--- ModuleList does: "(0-23): 24 x BertLayer(...)" (keeping its own extra_repr line, unlike torch).
--- Lines are written once at their final indentation (torch's _addindent re-indents each
--- child's whole text at every level: cubic in depth for a chain).
+-- ModuleList does: "(0-23): 24 x BertLayer(each: ...)" (keeping its own extra_repr line, unlike
+-- torch). "each:" says the numbers are one layer's, not the run's total. Lines are written once
+-- at their final indentation (torch's _addindent re-indents each child's whole text at every
+-- level: cubic in depth for a chain).
 local pads = {}
 local function pad(n)
   local p = pads[n]
@@ -158,16 +159,17 @@ local function pad(n)
 end
 
 -- Appends m's text to out: its first line after first (indentation and head), the rest at
--- indentation ind (its closing parenthesis) and ind + 2 (its extra lines and children).
-local function emit(profile, extra_repr, m, out, first, ind)
+-- indentation ind (its closing parenthesis) and ind + 2 (its extra lines and children); each:
+-- m stands for a run of identical children.
+local function emit(profile, extra_repr, m, out, first, ind, each)
   local extra = extra_repr(m) or ""
   local extra_lines = extra ~= "" and split_lines(extra) or {}
   local kids = M.children(profile, m)
   if #kids == 0 and #extra_lines <= 1 then
-    out[#out + 1] = first .. m.type .. "(" .. (extra_lines[1] or "") .. ")"
+    out[#out + 1] = first .. m.type .. "(" .. (each and "each: " or "") .. (extra_lines[1] or "") .. ")"
     return
   end
-  out[#out + 1] = first .. m.type .. "("
+  out[#out + 1] = first .. m.type .. "(" .. (each and "each:" or "")
   local inner = pad(ind + 2)
   for _, l in ipairs(extra_lines) do out[#out + 1] = inner .. l end
   local texts
@@ -191,7 +193,7 @@ local function emit(profile, extra_repr, m, out, first, ind)
     else
       head = "(" .. kids[i].name .. "): "
     end
-    emit(profile, extra_repr, kids[i], out, inner .. head, ind + 2)
+    emit(profile, extra_repr, kids[i], out, inner .. head, ind + 2, j > i)
     i = j + 1
   end
   out[#out + 1] = pad(ind) .. ")"
