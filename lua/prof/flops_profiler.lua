@@ -27,6 +27,21 @@ function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
 end
 
 -- The device the model lives on: that of its first parameter, else the runtime's default.
+-- A function(i) giving row i (1-based, pre-order) of the core's modules, read in slices: a million
+-- rows at once would be a second copy of the profile (while recording, each read takes a
+-- snapshot: then one slice of all).
+local function rows_of(S)
+  local slice = S:active() and math.maxinteger or 4096
+  local rows, base = {}, 0
+  return function(i)
+    if i <= base or i > base + #rows then
+      base = i - 1
+      rows = S:modules(i, slice)
+    end
+    return rows[i - base]
+  end
+end
+
 local function model_device(model)
   local p = model:parameters()[1]
   return p and p.device or core.default_device()
@@ -146,7 +161,7 @@ function FlopsProfiler:stop_profile()
   end
   self.stack_error = S:check()
   -- a type with parameters that counted nothing is a blind spot: say so (once per run)
-  if self.objects ~= nil then require("prof.opaque").report(S:modules(), self.objects) end
+  if self.objects ~= nil then require("prof.opaque").report(rows_of(S), self.objects, S:module_count()) end
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
@@ -212,16 +227,9 @@ function FlopsProfiler:profile(extra)
   local timed = self.device ~= "meta"
   local index = {}
   local modules = {}
-  -- the core's rows in slices: a million at once would be a second copy of the profile (while
-  -- recording, each call takes a snapshot: then one slice)
-  local SLICE = S:active() and math.maxinteger or 4096
-  local rows, base = {}, 0
+  local row = rows_of(S)
   for i = 1, S:module_count() do
-    if i > base + #rows then
-      base = i - 1
-      rows = S:modules(i, SLICE)
-    end
-    local r = rows[i - base]
+    local r = row(i)
     index[r.id] = i
     local m = self.objects[r.id]
     local parent = r.parent and index[r.parent]
