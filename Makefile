@@ -72,10 +72,13 @@ ASAN_LIBPROF_A  := $(BUILD)/asan-lib/libprof.a
 ASAN_LIBPROF_SO := $(BUILD)/asan-lib/libprof.so.$(VERSION)
 ASAN_LIBRT_A    := $(BUILD)/asan-lib/libprofrt.a
 ASAN_LUA_MOD    := $(BUILD)/asan-lua/prof/core.so
+ASAN_PROFRUN    := $(BUILD)/asan-cli/profrun
+FUZZ_BIN        := $(BUILD)/fuzz/fuzz_config $(BUILD)/fuzz/fuzz_json
 TSAN_LIBPROF_A  := $(BUILD)/tsan-lib/libprof.a
 TSAN_LIBRT_A    := $(BUILD)/tsan-lib/libprofrt.a
 
-.PHONY: all run test test-c test-asan test-tsan test-lua test-lua-asan check bench install clean deps lint
+.PHONY: all run test test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
+        install clean deps lint
 all: $(LIBPROF_A) $(LIBPROF_SO) $(LIBPROF_LN) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
 
 deps: $(DEPS_OK)
@@ -161,6 +164,15 @@ $(BUILD)/obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
 $(PROFRUN): $(BUILD)/obj/core/profrun.o $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl -pthread -Wl,-E
+# The same CLI built with ASan+UBSan (make test runs it over the examples and the zoo on meta;
+# scripts/tools/run-cli-asan.sh). It finds the Lua package from build/asan-cli as from build/bin.
+$(BUILD)/asan-obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(BIND_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+$(ASAN_PROFRUN): $(BUILD)/asan-obj/core/profrun.o $(ASAN_BIND_OBJ) $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl \
+	  -pthread -Wl,-E
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
@@ -192,10 +204,25 @@ test-lua: all
 	@lua5.4 "$$(command -v busted)" -o plainTerminal 2>&1 | scripts/tools/busted-summary.sh
 test-lua-asan: all $(ASAN_LUA_MOD)
 	@ASAN_PRELOAD=$(ASAN_PRELOAD) scripts/tools/run-tests.sh --lua-asan
-test: all $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(ASAN_LUA_MOD)
-	@ASAN_PRELOAD=$(ASAN_PRELOAD) scripts/tools/run-tests.sh "$(TESTS)" "$(ASAN_TESTS)" "$(TSAN_TESTS)"
-check: $(TESTS)
+test: all $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(ASAN_LUA_MOD) $(ASAN_PROFRUN)
+	@ASAN_PRELOAD=$(ASAN_PRELOAD) scripts/tools/run-tests.sh "$(TESTS)" "$(ASAN_TESTS)" "$(TSAN_TESTS)" \
+	  "$(ASAN_PROFRUN)"
+test-cli-asan: all $(ASAN_PROFRUN)
+	@scripts/tools/run-cli-asan.sh $(ASAN_PROFRUN)
+check: $(TESTS) $(FUZZ_BIN)
 	@scripts/tools/run-c-tests.sh --valgrind $(TESTS)
+	@scripts/tools/fuzz.sh $(FUZZ_BIN)
+fuzz: $(FUZZ_BIN)
+	@scripts/tools/fuzz.sh $(FUZZ_BIN)
+
+# libFuzzer harnesses (clang): the config parser, and the JSON profile and trace writers, each
+# linked with its own ASan+UBSan build of the core's sources. spec/fuzz/corpus/ holds the seeds.
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               -Icore $(CJSON_CFLAGS)
+$(BUILD)/fuzz/fuzz_%: spec/fuzz/fuzz_%.c $(CORE_SRC) core/prof.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(CJSON_LIBS) -lz -lm -pthread
 lint:
 	luacheck lua scripts spec examples
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "prof_internal.h"
+#include "saturate.h"
 
 /*
 ** Every formula gets the convention and the caller's error buffer through one context, so the
@@ -44,27 +45,11 @@ PROF_INTERNAL int profF_need_ndim(const profF_Ctx *c, const prof_Op *op, const p
 
 /* {====================== saturating int64 arithmetic ======================} */
 
-/*
-** Counts of garbage shapes may exceed int64; they saturate instead of overflowing (which would be
-** undefined behaviour), so a wrong caller sees an absurd number, never a crash.
-*/
-static inline int64_t profF_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return ((a < 0) != (b < 0)) ? INT64_MIN : INT64_MAX;
-  return r;
-}
-
-static inline int64_t profF_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return a < 0 ? INT64_MIN : INT64_MAX;
-  return r;
-}
-
-static inline int64_t profF_sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return a < 0 ? INT64_MIN : INT64_MAX;
-  return r;
-}
+/* Counts of garbage shapes may exceed int64; they saturate (saturate.h) instead of overflowing,
+   so a wrong caller sees an absurd number, never a crash, and the snapshot flags it. */
+static inline int64_t profF_mul(int64_t a, int64_t b) { return prof_sat_mul(a, b); }
+static inline int64_t profF_add(int64_t a, int64_t b) { return prof_sat_add(a, b); }
+static inline int64_t profF_sub(int64_t a, int64_t b) { return prof_sat_sub(a, b); }
 
 /* {====================== shapes ======================} */
 

@@ -156,7 +156,9 @@ typedef int32_t prof_ModuleId;
 ** Adds a module under parent (PROF_NO_MODULE: a new root) and returns its id in *id. name is the
 ** attribute name under the parent ("features", "0"; "" for a root), type the class name
 ** ("Conv2d"); both are copied. params is the module's parameter count including descendants,
-** shared parameters counted once. [may fail: PROF_ERRMEM, PROF_ERRARG]
+** shared parameters counted once. The tree holds 10,000 levels below a root: a deeper module is
+** refused with a message naming it, the limit and its parent's (shortened) path.
+** [may fail: PROF_ERRMEM, PROF_ERRARG]
 */
 PROF_API int prof_module_add(prof_State *S, prof_ModuleId parent, const char *name,
                              const char *type, int64_t params, prof_ModuleId *id);
@@ -174,7 +176,8 @@ PROF_API int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t fla
 
 /*
 ** Hot path: marks the start and end of one call of module id on the calling thread. They never
-** allocate or fail loudly: an unknown id, a stack overflow or an exit that does not match the
+** fail loudly; enter allocates only when the thread's frame stack doubles (from 256 open calls,
+** amortized, up to 65,536). An unknown id, a deeper stack or an exit that does not match the
 ** innermost enter sets a sticky error (see prof_check) and is otherwise survived. An exit of an
 ** outer module closes the modules still open inside it. A module re-entered while already on the
 ** stack (recursion, or a shared instance called inside itself) is counted once.
@@ -511,6 +514,13 @@ PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, i
 ** the part recorded outside every module ("unattributed"); calls and time_ns are 0.
 */
 PROF_API void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out);
+
+/*
+** 1 when some count of the snapshot (a module's, a total, params) passed INT64_MAX: such counts
+** saturate at INT64_MAX (INT64_MIN for negative ones) instead of wrapping, and stay there, so a
+** report can say the numbers are lower bounds. 0 otherwise. Never fails.
+*/
+PROF_API int prof_counts_saturated(const prof_State *S);
 
 /* {====================== events ======================} */
 

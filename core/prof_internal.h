@@ -15,7 +15,15 @@
 #endif
 
 #define PROF_ERRMSG_SIZE 512
-#define PROF_STACK_MAX 256
+/* Open module calls per thread: the frame stack starts at PROF_STACK_INIT and doubles (cold) up to
+   PROF_STACK_MAX, so a deep model costs memory only when it runs. */
+#define PROF_STACK_INIT 256
+#define PROF_STACK_MAX 65536
+/* Levels of the module tree. Each module's path names every level above it, so a chain's paths
+   (and its JSON profile) grow with the square of its depth: 10,000 levels is about 100 MB. */
+#define PROF_DEPTH_MAX 10000
+#define PROF_STR_(x) #x
+#define PROF_STR(x) PROF_STR_(x)
 
 /* {====================== memory and errors (state.c) ======================} */
 

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "saturate.h"
 #include "recorder.h"
 
 void prof_runinfo_init(prof_RunInfo *info) {
@@ -110,10 +111,10 @@ int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteF
   key_int_or_null(&w, "mp_size", mp);
   key_int_or_null(&w, "batch_size", info->batch_size);
   key_int_or_null(&w, "params", params);
-  key_int_or_null(&w, "params_model", params * mp);
+  key_int_or_null(&w, "params_model", prof_sat_mul(params, mp));
   key_int_or_null(&w, "fwd_macs", macs);
   key_int_or_null(&w, "fwd_flops", flops);
-  key_int_or_null(&w, "fwd_flops_model", flops * mp);
+  key_int_or_null(&w, "fwd_flops_model", prof_sat_mul(flops, mp));
   key_int_or_null(&w, "bwd_flops", bwd);
   const char *lat_keys[] = {"fwd_latency_s", "bwd_latency_s", "step_latency_s", "iter_latency_s",
                             "samples_per_s"};
@@ -122,6 +123,12 @@ int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteF
   for (int i = 0; i < 5; i++) {
     profW_key(&w, lat_keys[i]);
     profW_double(&w, lat[i]);
+  }
+  /* only when it happened: some count stopped at INT64_MAX, so the numbers are lower bounds */
+  if (S->snap.saturated || prof_is_saturated(prof_sat_mul(params, mp)) ||
+      prof_is_saturated(prof_sat_mul(flops, mp))) {
+    profW_key(&w, "saturated");
+    profW_bool(&w, 1);
   }
   write_modules(S, &w, order, json_id, n, timed);
   profW_end_object(&w);

@@ -36,10 +36,10 @@ void profR_push_module(profR_Recorder *R, const profT_Frame *f, int64_t now) {
   e->module = f->node;
   e->t_begin = f->t0;
   e->t_end = now;
-  e->macs = tot->macs - f->start.macs;
-  e->flops = tot->flops - f->start.flops;
-  e->bytes_read = tot->bytes_read - f->start.bytes_read;
-  e->bytes_written = tot->bytes_written - f->start.bytes_written;
+  e->macs = prof_sat_gain(tot->macs, f->start.macs);
+  e->flops = prof_sat_gain(tot->flops, f->start.flops);
+  e->bytes_read = prof_sat_gain(tot->bytes_read, f->start.bytes_read);
+  e->bytes_written = prof_sat_gain(tot->bytes_written, f->start.bytes_written);
 }
 
 void prof_module_enter(prof_State *S, prof_ModuleId id) {
@@ -49,8 +49,10 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
     profR_sticky(R, PROF_ERRARG, "prof_module_enter: unknown module id", id);
     return;
   }
-  if (R->sp == PROF_STACK_MAX) {
-    profR_sticky(R, PROF_ERRSTATE, "prof_module_enter: module stack overflow", id);
+  if (__builtin_expect(R->sp == R->cap_stack, 0) && profR_grow_stack(R) != PROF_OK) {
+    profR_sticky(R, PROF_ERRSTATE, R->cap_stack >= PROF_STACK_MAX
+                 ? "prof_module_enter: more than " PROF_STR(PROF_STACK_MAX) " nested module calls"
+                 : "prof_module_enter: out of memory for the module stack", id);
     return;
   }
   profR_Slot *slot = profR_slot(R, id);
@@ -81,6 +83,16 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->t0 = profC_ticks(&S->clock);
 }
 
+/* in += what the running totals tot gained since start, saturating; a saturated total's gain is
+   unknown and reads saturated. */
+__attribute__((cold, noinline)) static void add_gain_sat(profT_Acc *in, const profT_Acc *tot,
+                                                         const profT_Acc *start) {
+  profR_acc_add_sat(in, prof_sat_gain(tot->macs, start->macs),
+                    prof_sat_gain(tot->flops, start->flops),
+                    prof_sat_gain(tot->bytes_read, start->bytes_read),
+                    prof_sat_gain(tot->bytes_written, start->bytes_written));
+}
+
 /* Closes the innermost frame. Its rule runs (without operands) unless apply_rule ran it, or the
    frame is being unwound by an outer exit: a call that failed has no counts to give. */
 static void close_frame(profR_Recorder *R, int64_t now, int active, int unwinding) {
@@ -94,11 +106,17 @@ static void close_frame(profR_Recorder *R, int64_t now, int active, int unwindin
   if (!active || !f->counted) return;
   profT_Acc *in = &slot->incl[f->phase];
   const profT_Acc *tot = &R->totals[f->phase];
-  in->macs += tot->macs - f->start.macs;
-  in->flops += tot->flops - f->start.flops;
-  in->bytes_read += tot->bytes_read - f->start.bytes_read;
-  in->bytes_written += tot->bytes_written - f->start.bytes_written;
-  in->time_ns += now - f->t0;
+  /* the gains are non-negative and a module's inclusive counts are a part of the total, so
+     nothing here can overflow unless a total did (profR_add marked the recorder then) */
+  if (__builtin_expect(R->saturated, 0)) {
+    add_gain_sat(in, tot, &f->start);
+  } else {
+    PROFR_UADD(in->macs, (uint64_t)tot->macs - (uint64_t)f->start.macs);
+    PROFR_UADD(in->flops, (uint64_t)tot->flops - (uint64_t)f->start.flops);
+    PROFR_UADD(in->bytes_read, (uint64_t)tot->bytes_read - (uint64_t)f->start.bytes_read);
+    PROFR_UADD(in->bytes_written, (uint64_t)tot->bytes_written - (uint64_t)f->start.bytes_written);
+  }
+  PROFR_UADD(in->time_ns, now - f->t0);
   if (R->cap_events > 0) profR_push_module(R, f, now);
 }
 

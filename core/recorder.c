@@ -53,6 +53,26 @@ int profR_grow_slots(profR_Recorder *R, int32_t need) {
   return PROF_OK;
 }
 
+int profR_grow_stack(profR_Recorder *R) {
+  if (R->cap_stack >= PROF_STACK_MAX) return PROF_ERRSTATE;
+  int32_t cap = R->cap_stack > 0 ? 2 * R->cap_stack : PROF_STACK_INIT;
+  if (cap > PROF_STACK_MAX) cap = PROF_STACK_MAX;
+  profT_Frame *f = profI_realloc(R->S, R->stack, sizeof *f * (size_t)R->cap_stack,
+                                 sizeof *f * (size_t)cap);
+  if (f == NULL) return PROF_ERRMEM;
+  R->stack = f;
+  R->cap_stack = cap;
+  return PROF_OK;
+}
+
+static void free_recorder(prof_State *S, profR_Recorder *R) {
+  profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
+  profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
+  profI_free(S, R->shapes, sizeof *R->shapes * (size_t)R->cap_shapes);
+  profI_free(S, R->stack, sizeof *R->stack * (size_t)R->cap_stack);
+  profI_free(S, R, sizeof *R);
+}
+
 static profR_Recorder *create(prof_State *S) {
   profR_Recorder *R = profI_alloc(S, sizeof *R);
   if (R == NULL) return NULL;
@@ -60,11 +80,9 @@ static profR_Recorder *create(prof_State *S) {
   R->S = S;
   R->thread = pthread_self();
   R->phase = PROF_PHASE_FORWARD;
-  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK) {
-    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
-    profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
-    profI_free(S, R->shapes, sizeof *R->shapes * (size_t)R->cap_shapes);
-    profI_free(S, R, sizeof *R);
+  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK ||
+      profR_grow_stack(R) != PROF_OK) {
+    free_recorder(S, R);
     return NULL;
   }
   R->index = S->n_recorders++;
@@ -95,10 +113,7 @@ void profR_free_all(prof_State *S) {
   profR_Recorder *R = S->recorders;
   while (R != NULL) {
     profR_Recorder *next = R->next;
-    profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
-    profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
-    profI_free(S, R->shapes, sizeof *R->shapes * (size_t)R->cap_shapes);
-    profI_free(S, R, sizeof *R);
+    free_recorder(S, R);
     R = next;
   }
   S->recorders = NULL;
@@ -120,6 +135,22 @@ void profR_zero(profR_Recorder *R) {
   R->shapes_dropped = 0;
   R->sticky = PROF_OK;
   R->sticky_msg[0] = '\0';
+  R->saturated = 0;
+}
+
+/* Every sum saturates (saturate.h) once one total has passed INT64_MAX. */
+void profR_acc_add_sat(profT_Acc *a, int64_t macs, int64_t flops, int64_t br, int64_t bw) {
+  a->macs = prof_sat_add(a->macs, macs);
+  a->flops = prof_sat_add(a->flops, flops);
+  a->bytes_read = prof_sat_add(a->bytes_read, br);
+  a->bytes_written = prof_sat_add(a->bytes_written, bw);
+}
+
+void profR_add_slow(profR_Recorder *R, profT_Acc *self, int64_t macs, int64_t flops, int64_t br,
+                    int64_t bw) {
+  R->saturated = 1;
+  profR_acc_add_sat(&R->totals[R->phase], macs, flops, br, bw);
+  profR_acc_add_sat(self, macs, flops, br, bw);
 }
 
 /* Resizes every recorder's event buffer to the session's capacity (cold: between runs). */
@@ -136,7 +167,7 @@ void profR_sticky(profR_Recorder *R, int code, const char *what, prof_ModuleId i
   if (R->sticky != PROF_OK) return;
   R->sticky = code;
   char path[256];
-  if (prof_module_path(R->S, id, path, sizeof path) < 0) strcpy(path, "?");
+  profT_short_path(R->S, id, path, sizeof path);
   snprintf(R->sticky_msg, sizeof R->sticky_msg, "%s (module id %d, path \"%s\")", what, (int)id,
            path);
 }

@@ -100,9 +100,10 @@ typedef struct profR_Recorder {
   int sticky;                  /* first hot-path error since the last prof_check */
   char sticky_msg[PROF_ERRMSG_SIZE];
   /* call stack */
-  profT_Frame stack[PROF_STACK_MAX];
-  int32_t sp;
+  profT_Frame *stack;          /* cap_stack frames, grown by profR_grow_stack */
+  int32_t sp, cap_stack;
   int32_t suppress;            /* > 0: ops are dropped (inside an ignored module, or a rule's) */
+  int saturated;               /* a running total passed INT64_MAX: sums saturate from then on */
   /* ops open between prof_op_begin and prof_op_end (memory attribution) */
   prof_Op *open_ops[PROF_OP_NEST_MAX];
   int32_t op_depth;
@@ -147,6 +148,7 @@ typedef struct profS_Snapshot {
   profT_Acc unattributed[PROF_PHASE_COUNT];
   int64_t mem_peak[2];
   int64_t n_events, dropped;
+  int saturated;               /* some count reached INT64_MAX (saturate.h) and stopped there */
 } profS_Snapshot;
 
 struct prof_State {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "recorder.h"
+#include "saturate.h"
 
 void profS_free(prof_State *S) {
   profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
@@ -17,24 +18,28 @@ void profS_empty(prof_State *S) {
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   memset(snap->mem_peak, 0, sizeof snap->mem_peak);
   snap->n_events = snap->dropped = 0;
+  snap->saturated = 0;
+}
+
+/* Inclusive counts and time of a container, summed from its children (not their calls). Sums
+   saturate (saturate.h); prof_snapshot looks for saturated values once at the end. */
+static void acc_add_counts(profT_Acc *a, const profT_Acc *b) {
+  a->macs = prof_sat_add(a->macs, b->macs);
+  a->flops = prof_sat_add(a->flops, b->flops);
+  a->bytes_read = prof_sat_add(a->bytes_read, b->bytes_read);
+  a->bytes_written = prof_sat_add(a->bytes_written, b->bytes_written);
+  a->time_ns = prof_sat_add(a->time_ns, b->time_ns);
 }
 
 static void acc_add(profT_Acc *a, const profT_Acc *b) {
-  a->calls += b->calls;
-  a->macs += b->macs;
-  a->flops += b->flops;
-  a->bytes_read += b->bytes_read;
-  a->bytes_written += b->bytes_written;
-  a->time_ns += b->time_ns;
+  a->calls = prof_sat_add(a->calls, b->calls);
+  acc_add_counts(a, b);
 }
 
-/* Inclusive counts and time of a container, summed from its children (not their calls). */
-static void acc_add_counts(profT_Acc *a, const profT_Acc *b) {
-  a->macs += b->macs;
-  a->flops += b->flops;
-  a->bytes_read += b->bytes_read;
-  a->bytes_written += b->bytes_written;
-  a->time_ns += b->time_ns;
+static int acc_saturated(const profT_Acc *a) {
+  return prof_is_saturated(a->calls) | prof_is_saturated(a->macs) | prof_is_saturated(a->flops) |
+         prof_is_saturated(a->bytes_read) | prof_is_saturated(a->bytes_written) |
+         prof_is_saturated(a->time_ns);
 }
 
 int prof_snapshot(prof_State *S) {
@@ -53,6 +58,7 @@ int prof_snapshot(prof_State *S) {
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   for (int d = 0; d < 2; d++) snap->mem_peak[d] = atomic_load(&S->mem_peak[d]);
   snap->n_events = snap->dropped = 0;
+  snap->saturated = 0;
   pthread_mutex_lock(&S->lock);
   for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
     int32_t m = R->cap_slots < n ? R->cap_slots : n;
@@ -65,6 +71,7 @@ int prof_snapshot(prof_State *S) {
       acc_add(&snap->totals[p], &R->totals[p]);
       acc_add(&snap->unattributed[p], &R->unattributed[p]);
     }
+    snap->saturated |= R->saturated;
     snap->n_events += R->n_events;
     snap->dropped += R->dropped;
   }
@@ -97,13 +104,20 @@ int prof_snapshot(prof_State *S) {
           acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
       }
     /* exact conventions: an ignored subtree leaves its ancestors' params too */
-    m->params_counted = node->params - m->params_removed;
+    m->params_counted = prof_sat_sub(node->params, m->params_removed);
     if (exact && node->parent >= 0) {
       profS_Module *parent = &snap->modules[node->parent];
-      if (m->hidden && !parent->hidden) parent->params_removed += node->params;
-      else if (!m->hidden) parent->params_removed += m->params_removed;
+      if (m->hidden && !parent->hidden)
+        parent->params_removed = prof_sat_add(parent->params_removed, node->params);
+      else if (!m->hidden)
+        parent->params_removed = prof_sat_add(parent->params_removed, m->params_removed);
     }
+    snap->saturated |= prof_is_saturated(node->params) | prof_is_saturated(m->params_counted);
+    for (int p = 0; p < PROF_PHASE_COUNT; p++)
+      snap->saturated |= acc_saturated(&m->incl[p]) | acc_saturated(&m->self[p]);
   }
+  for (int p = 0; p < PROF_PHASE_COUNT; p++)
+    snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
   return PROF_OK;
 }
 
@@ -154,6 +168,8 @@ void prof_totals(const prof_State *S, prof_Phase phase, prof_Counts *out) {
 }
 
 int64_t prof_event_count(const prof_State *S) { return S->snap.n_events; }
+
+int prof_counts_saturated(const prof_State *S) { return S->snap.saturated; }
 
 int64_t prof_events_dropped(const prof_State *S) { return S->snap.dropped; }
 

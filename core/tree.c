@@ -38,6 +38,14 @@ static int add_locked(prof_State *S, prof_ModuleId parent, const char *name, con
     return profI_error(S, PROF_ERRARG, "prof_module_add: unknown parent id %d", (int)parent);
   if (name == NULL || type == NULL)
     return profI_error(S, PROF_ERRARG, "prof_module_add: name and type are required");
+  if (parent != PROF_NO_MODULE && profT_node(S, parent)->depth >= PROF_DEPTH_MAX) {
+    char path[160];
+    profT_short_path(S, parent, path, sizeof path);
+    return profI_error(S, PROF_ERRARG,
+                       "prof_module_add: module '%s' (%s) would be nested %d levels deep, more "
+                       "than the %d a profile holds, under \"%s\"", name, type,
+                       (int)profT_node(S, parent)->depth + 1, PROF_DEPTH_MAX, path);
+  }
   if (reserve_node(S, k) != PROF_OK) return PROF_ERRMEM;
   char *n = profI_strdup(S, name);
   char *t = profI_strdup(S, type);
@@ -61,7 +69,7 @@ static int add_locked(prof_State *S, prof_ModuleId parent, const char *name, con
     S->last_root = k;
   } else {
     profT_Node *p = profT_node(S, parent);
-    node->depth = p->depth + 1;
+    node->depth = p->depth + 1;   /* add_locked refused a parent at PROF_DEPTH_MAX */
     if (p->last_child >= 0) profT_node(S, p->last_child)->next_sibling = k;
     else p->first_child = k;
     p->last_child = k;
@@ -105,30 +113,64 @@ int prof_module_set_flags(prof_State *S, prof_ModuleId id, uint32_t flags) {
   return PROF_OK;
 }
 
+/* Length of id's path (parts joined by dots, the root's name left out). */
+static size_t path_length(const prof_State *S, prof_ModuleId id) {
+  size_t len = 0, parts = 0;
+  for (prof_ModuleId k = id; k >= 0 && profT_node(S, k)->parent >= 0; k = profT_node(S, k)->parent) {
+    len += strlen(profT_node(S, k)->name);
+    parts++;
+  }
+  return parts > 0 ? len + parts - 1 : 0;   /* a dot between parts, empty names included */
+}
+
+/* Copies s[0..n) to buf at position at, keeping what falls inside size - 1 bytes. */
+static void put(char *buf, size_t size, size_t at, const char *s, size_t n) {
+  for (size_t j = 0; j < n; j++)
+    if (at + j + 1 < size) buf[at + j] = s[j];
+}
+
 int prof_module_path(const prof_State *S, prof_ModuleId id, char *buf, size_t size) {
   if (id < 0 || id >= profT_count(S)) return -1;
-  /* Collect the chain root-first; depth bounds it, so no allocation is needed. */
-  prof_ModuleId chain[PROF_STACK_MAX];
-  int n = 0;
-  for (prof_ModuleId k = id; k >= 0 && n < PROF_STACK_MAX; k = profT_node(S, k)->parent)
-    chain[n++] = k;
-  size_t len = 0;
-  int first = 1;
-  for (int i = n - 1; i >= 0; i--) {
-    const profT_Node *node = profT_node(S, chain[i]);
-    if (node->parent < 0) continue;   /* the root's name is not part of paths */
-    const char *part = node->name;
+  /* Written from the end, walking up the parents: O(depth), no chain kept. */
+  size_t len = path_length(S, id), end = len;
+  for (prof_ModuleId k = id; k >= 0 && profT_node(S, k)->parent >= 0; k = profT_node(S, k)->parent) {
+    const char *part = profT_node(S, k)->name;
     size_t plen = strlen(part);
-    if (!first) {
-      if (len + 1 < size) buf[len] = '.';
-      len++;
-    }
-    for (size_t j = 0; j < plen; j++, len++)
-      if (len + 1 < size) buf[len] = part[j];
-    first = 0;
+    end -= plen;
+    put(buf, size, end, part, plen);
+    if (profT_node(S, profT_node(S, k)->parent)->parent >= 0) put(buf, size, --end, ".", 1);
   }
   if (size > 0) buf[len < size ? len : size - 1] = '\0';
   return (int)len;
+}
+
+/* Keeps whole parts: the longest prefix of s[0..n) that ends before a dot, at most max bytes. */
+static size_t head_cut(const char *s, size_t n, size_t max) {
+  size_t cut = 0;
+  for (size_t i = 0; i < n && i <= max; i++)
+    if (s[i] == '.') cut = i;
+  return cut;
+}
+
+void profT_short_path(prof_State *S, prof_ModuleId id, char *buf, size_t size) {
+  if (size == 0) return;
+  size_t len = path_length(S, id);
+  char *full = len + 1 > size ? profI_alloc(S, len + 1) : NULL;
+  if (full == NULL) {   /* it fits, or no memory to shorten it: the plain (cut) path */
+    if (prof_module_path(S, id, buf, size) < 0) snprintf(buf, size, "?");
+    return;
+  }
+  prof_module_path(S, id, full, len + 1);
+  /* a third of the room either side of the count of the levels left out */
+  size_t keep = size > 60 ? (size - 40) / 2 : 0;
+  size_t h = head_cut(full, len, keep), t = len;
+  for (size_t i = len; i > 0 && len - i <= keep; i--)
+    if (full[i - 1] == '.') t = i;
+  long left = 1;
+  for (size_t i = h + 1; i + 1 < t; i++) left += full[i] == '.';
+  if (h == 0 || t >= len) snprintf(buf, size, "%.*s...", (int)(size > 4 ? size - 4 : 0), full);
+  else snprintf(buf, size, "%.*s.(... %ld more levels ...).%s", (int)h, full, left, full + t);
+  profI_free(S, full, len + 1);
 }
 
 int32_t prof_module_count(const prof_State *S) { return profT_count(S); }

@@ -14,6 +14,7 @@
 typedef struct LCtx {
   pr_Runtime rt;
   int forced_device;           /* --device: wins over what a script asks for; -1 when unset */
+  int32_t new_tensors;         /* tensors pushed since the last GC step they paid for */
 } LCtx;
 
 typedef struct LState {

@@ -10,6 +10,7 @@ int luaopen_prof_core(lua_State *L) {
   LCtx *ctx = lua_newuserdatauv(L, sizeof *ctx, 1);   /* uservalue 1: the recorder's userdata */
   pr_runtime_init(&ctx->rt);
   ctx->forced_device = -1;
+  ctx->new_tensors = 0;
   lua_newtable(L);
   lbind_open_state(L);
   lbind_open_tensor(L);

@@ -1,4 +1,6 @@
 /* lrules.c — Lua flop rules as trampolines in the core's rule registry: the Lua function sees the module and its values. */
+#include <math.h>
+
 #include "lbind.h"
 #include "lrules.h"
 
@@ -36,6 +38,9 @@ static int trampoline(void *ud, prof_State *S, const prof_RuleCall *call, prof_R
   push_rule_table(L, c->state);
   lua_getfield(L, -1, call->type);
   lua_remove(L, -2);
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  lua_getinfo(L, ">S", &ar);   /* where the rule is written, for the messages below */
   lua_pushvalue(L, c->module);
   lua_pushvalue(L, c->inputs);
   lua_pushvalue(L, c->output);
@@ -44,11 +49,29 @@ static int trampoline(void *ud, prof_State *S, const prof_RuleCall *call, prof_R
     c->failed = 1;             /* the message stays on top for lrules_apply to raise */
     return 1;
   }
+  /* A count is an integer from 0 to 2^63 - 1, or nil for 0. A float with an exact integer value
+     is taken; 1.5 is refused (never rounded), and 2^63 or more does not fit. */
+  static const char *const keys[4] = {"macs", "flops", "bytes_read", "bytes_written"};
   int64_t *dst[4] = {&out->macs, &out->flops, &out->bytes_read, &out->bytes_written};
   for (int i = 0; i < 4; i++) {
-    int isnum;
-    lua_Integer v = lua_tointegerx(L, -4 + i, &isnum);
-    *dst[i] = isnum ? (int64_t)v : -1;
+    int idx = -4 + i, isnum;
+    lua_Integer v = lua_isnil(L, idx) ? 0 : lua_tointegerx(L, idx, &isnum);
+    if (lua_isnil(L, idx)) isnum = 1;
+    if (!isnum || v < 0) {
+      const char *why = !lua_isnumber(L, idx) ? "expected a count"
+                        : !isnum && lua_tonumber(L, idx) == floor(lua_tonumber(L, idx))
+                            ? "more than a count holds: at most 2^63 - 1"
+                        : !isnum ? "expected a whole number: counts are not rounded"
+                                 : "expected a non-negative count";
+      luaL_tolstring(L, idx, NULL);
+      lua_pushfstring(L, "flop rule %s:%d for %s returned %s = %s (%s)", ar.short_src,
+                      ar.linedefined, call->type, keys[i], lua_tostring(L, -1), why);
+      lua_replace(L, -6);      /* the message replaces the first result; the rest is dropped */
+      lua_pop(L, 4);
+      c->failed = 1;
+      return 1;
+    }
+    *dst[i] = (int64_t)v;
   }
   lua_pop(L, 4);
   return 0;

@@ -207,14 +207,21 @@ static void push_counts(lua_State *L, const prof_Counts *c) {
 
 static const char *const phase_keys[PROF_PHASE_COUNT] = {"fwd", "bwd", "step"};
 
-/* Returns every module in pre-order as plain tables (copies: no core pointer escapes). */
+/* S:modules([first [, count]]): the modules in pre-order as plain tables (copies: no core pointer
+   escapes), all of them or count (default all) from position first (1-based): a caller reading a
+   million modules takes them in slices, and the root alone is S:modules(1, 1). */
 static int s_modules(lua_State *L) {
   prof_State *S = snapshot_S(L);
   int32_t n = prof_module_count(S);
+  lua_Integer first = luaL_optinteger(L, 2, 1), count = luaL_optinteger(L, 3, n);
+  luaL_argcheck(L, first >= 1, 2, "positions start at 1");
+  luaL_argcheck(L, count >= 0, 3, "a count is not negative");
+  int32_t lo = first - 1 < n ? (int32_t)(first - 1) : n;
+  int32_t hi = count < n - lo ? lo + (int32_t)count : n;
   prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(n > 0 ? n : 1), 0);
   prof_module_preorder(S, ids, n);
-  lua_createtable(L, n, 0);
-  for (int32_t i = 0; i < n; i++) {
+  lua_createtable(L, hi - lo, 0);
+  for (int32_t i = lo; i < hi; i++) {
     prof_ModuleInfo info = {.size = sizeof info};
     prof_module_info(S, ids[i], &info);
     lua_createtable(L, 0, 12);
@@ -237,8 +244,20 @@ static int s_modules(lua_State *L) {
       push_counts(L, &info.phase[p]);
       lua_setfield(L, -2, phase_keys[p]);
     }
-    lua_rawseti(L, -2, i + 1);
+    lua_rawseti(L, -2, i - lo + 1);
   }
+  return 1;
+}
+
+/* S:module_count(): how many modules are registered (S:modules' positions run 1 .. this). */
+static int s_module_count(lua_State *L) {
+  lua_pushinteger(L, prof_module_count(check_S(L)));
+  return 1;
+}
+
+/* S:counts_saturated(): true when some count of the snapshot stopped at INT64_MAX. */
+static int s_counts_saturated(lua_State *L) {
+  lua_pushboolean(L, prof_counts_saturated(snapshot_S(L)));
   return 1;
 }
 
@@ -341,6 +360,7 @@ void lbind_open_state(lua_State *L) {
       {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
+      {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
       {"set_with_stack", lstack_set_with_stack},
       {NULL, NULL}};

@@ -21,12 +21,23 @@ pr_Tensor *lbind_opt_tensor(lua_State *L, int idx) {
    after every GC_BYTES of new storage, a full collection returns what is unreachable. */
 #define GC_BYTES ((int64_t)64 << 20)
 
+/* Each tensor's header (shape, strides: a few hundred bytes of C memory) is invisible to Lua too:
+   a model of a million modules on meta made a million headers per forward that waited for a
+   collection paced by the small boxes alone (GBs). Every HEADERS_STEP tensors pay for an
+   incremental step as large as their headers: the collector keeps pace, at one call per 1,024. */
+#define HEADERS_STEP 1024
+
 int lbind_push_tensor(lua_State *L, pr_Tensor *t) {
   if (t == NULL) return lbind_rt_error(L);
   pr_Tensor **box = lua_newuserdatauv(L, sizeof *box, 1);
   *box = t;
   luaL_setmetatable(L, LBIND_TENSOR);
-  pr_Runtime *rt = lbind_rt(L);
+  LCtx *ctx = lbind_ctx(L);
+  if (++ctx->new_tensors >= HEADERS_STEP) {
+    ctx->new_tensors = 0;
+    lua_gc(L, LUA_GCSTEP, (int)(HEADERS_STEP * (sizeof *t + 64) / 1024));
+  }
+  pr_Runtime *rt = &ctx->rt;
   if (rt->allocated > GC_BYTES) {
     rt->allocated = 0;
     lua_gc(L, LUA_GCCOLLECT);

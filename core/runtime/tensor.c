@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "saturate.h"
 
 static pr_Tensor *alloc_tensor(pr_Runtime *rt) {
   pr_Tensor *t = calloc(1, sizeof *t);
@@ -14,11 +15,32 @@ static pr_Tensor *alloc_tensor(pr_Runtime *rt) {
 }
 
 static void contiguous_strides(pr_Tensor *t) {
+  /* saturating: with a zero dim the product of the dims after it may pass int64 unchecked */
   int64_t s = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     t->stride[i] = s;
-    s *= t->shape[i];
+    s = prof_sat_mul(s, t->shape[i]);
   }
+}
+
+/* A shape whose bytes pass int64 cannot be addressed on any device: refused with the shape and
+   the limit, never wrapped into a small buffer. */
+static int check_size(pr_Runtime *rt, int ndim, const int64_t *shape, int dtype) {
+  int64_t numel, bytes;
+  if (prof_checked_prod(shape, ndim, &numel) == 0 &&
+      !__builtin_mul_overflow(numel, (int64_t)prof_dtype_size(dtype), &bytes))
+    return 0;
+  char buf[256];
+  size_t len = 0;
+  len += (size_t)snprintf(buf, sizeof buf, "[");
+  for (int i = 0; i < ndim && len < sizeof buf; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, i ? ", %lld" : "%lld", (long long)shape[i]);
+  if (len < sizeof buf) snprintf(buf + len, sizeof buf - len, "]");
+  pr_error(rt, "tensor of shape %s (%s) is too large: its %s passes the limit of 2^63 - 1 = %lld",
+           buf, prof_dtype_name(dtype),
+           prof_checked_prod(shape, ndim, &numel) != 0 ? "element count" : "size in bytes",
+           (long long)INT64_MAX);
+  return -1;
 }
 
 /* Storage of nbytes from be's allocator, counted by the home runtime and told to its recorder. */
@@ -80,6 +102,7 @@ pr_Tensor *pr_tensor_new(pr_Runtime *rt, int ndim, const int64_t *shape, int dty
       pr_error(rt, "negative dimension %lld in a tensor shape", (long long)shape[i]);
       return NULL;
     }
+  if (check_size(rt, ndim, shape, dtype) != 0) return NULL;
   pr_Tensor *t = alloc_tensor(rt);
   if (t == NULL) return NULL;
   t->ndim = ndim;
@@ -108,6 +131,8 @@ pr_Tensor *pr_tensor_view(pr_Runtime *rt, const pr_Tensor *base, int ndim, const
     pr_error(rt, "tensors have at most %d dimensions, got %d", PR_MAX_DIMS, ndim);
     return NULL;
   }
+  /* an expanded view (stride 0) holds no more bytes, but its element count must still fit */
+  if (check_size(rt, ndim, shape, base->dtype) != 0) return NULL;
   pr_Tensor *t = alloc_tensor(rt);
   if (t == NULL) return NULL;
   t->ndim = ndim;
@@ -162,6 +187,7 @@ void pr_node_release(pr_Node *n) {
 }
 
 int64_t pr_numel(const pr_Tensor *t) {
+  /* every tensor's shape passed check_size, so the product fits */
   int64_t n = 1;
   for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
   return n;
@@ -171,7 +197,7 @@ int pr_is_contiguous(const pr_Tensor *t) {
   int64_t s = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] != 1 && t->stride[i] != s) return 0;
-    s *= t->shape[i];
+    s = prof_sat_mul(s, t->shape[i]);
   }
   return 1;
 }

@@ -13,6 +13,17 @@ function M.module_path(m)
   return m:path()
 end
 
+-- A path as messages print it: a deep model's (thousands of levels) keeps its whole parts within
+-- the first and last 60 characters around the number of levels left out, so the reason after it
+-- stays readable: "0.0.0.(... 55431 more levels ...).0.0".
+function M.short_path(path)
+  if #path <= 160 then return path end
+  local head = path:sub(1, 61):match("^(.*)%.") or path:sub(1, 60)
+  local tail = path:sub(-61):match("%.(.*)$") or path:sub(-60)
+  local _, left = path:sub(#head + 2, -#tail - 2):gsub("[^.]+", "")
+  return string.format("%s.(... %d more levels ...).%s", head, left, tail)
+end
+
 --[[
 A traceback must cost little however deep the stack: debug.getinfo(level) walks `level` frames,
 so reading every frame of a 200,000-deep stack overflow is quadratic (minutes). Only the INNER
@@ -75,7 +86,7 @@ function M.place(msg, level, verbose)
 end
 
 local function describe(m)
-  local path = M.module_path(m)
+  local path = M.short_path(M.module_path(m))
   if path == "" then return m.__name .. " (the model)" end
   return string.format("'%s' (%s)", path, m.__name)
 end

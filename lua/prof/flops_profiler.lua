@@ -27,9 +27,58 @@ function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
 end
 
 -- The device the model lives on: that of its first parameter, else the runtime's default.
+-- A function(i) giving row i (1-based, pre-order) of the core's modules, read in slices: a million
+-- rows at once would be a second copy of the profile (while recording, each read takes a
+-- snapshot: then one slice of all).
+local function rows_of(S)
+  local slice = S:active() and math.maxinteger or 4096
+  local rows, base = {}, 0
+  return function(i)
+    if i <= base or i > base + #rows then
+      base = i - 1
+      rows = S:modules(i, slice)
+    end
+    return rows[i - base]
+  end
+end
+
 local function model_device(model)
   local p = model:parameters()[1]
   return p and p.device or core.default_device()
+end
+
+-- Parameter elements of every module's subtree, in one pass from the leaves up (num_parameters
+-- per module walks each subtree again: quadratic in depth). It agrees with num_parameters only
+-- where no module and no parameter is reached twice; a model that shares any (tied embeddings)
+-- gets an empty table, and num_parameters per module, as before.
+local function subtree_params(model)
+  local order, parent_of, seen = {}, {}, {}
+  local stack = { model }
+  while #stack > 0 do
+    local m = table.remove(stack)
+    if seen[m] then return {} end
+    seen[m] = true
+    order[#order + 1] = m
+    local kids = m:children()
+    for i = #kids, 1, -1 do
+      parent_of[kids[i]] = m
+      stack[#stack + 1] = kids[i]
+    end
+  end
+  local total = {}
+  for i = #order, 1, -1 do
+    local m = order[i]
+    local n = total[m] or 0
+    for _, p in ipairs(m:parameters_own()) do
+      if seen[p] then return {} end
+      seen[p] = true
+      n = n + p:numel()
+    end
+    total[m] = n
+    local up = parent_of[m]
+    if up ~= nil then total[up] = (total[up] or 0) + n end
+  end
+  return total
 end
 
 -- Registers the model's tree with the core: each module once, at its first path, and the Lua
@@ -45,18 +94,28 @@ local function register(S, model, matcher, type_rules, old_types)
     end)
   end
   local ids, objects, ruled = {}, {}, {}
-  local function walk(m, parent, name, path)
-    if ids[m] ~= nil then return end
-    local id = S:add_module(parent, name, m.__name, m:num_parameters())
-    ids[m] = id
-    objects[id] = m
-    ruled[m] = type_rules[m.__name]
-    S:set_module_flags(id, { ignored = matcher(path, m) })
-    for _, pair in ipairs(m:named_children()) do
-      walk(pair[2], id, pair[1], path == "" and pair[1] or path .. "." .. pair[1])
+  local params = subtree_params(model)
+  -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
+  -- its first path; the core refuses a module nested deeper than it holds, naming the place
+  local sm, sparent, sname, spath = { model }, { false }, { "" }, { "" }   -- the stack, by field
+  while #sm > 0 do
+    local top = #sm
+    local m, parent, name, path = sm[top], sparent[top] or nil, sname[top], spath[top]
+    sm[top], sparent[top], sname[top], spath[top] = nil, nil, nil, nil
+    if ids[m] == nil then
+      local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
+      ids[m] = id
+      objects[id] = m
+      ruled[m] = type_rules[m.__name]
+      -- a new module's flags are clear: only an ignored one needs a call (and its table)
+      if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
+      local kids = m:named_children()
+      for i = #kids, 1, -1 do
+        local key, n = kids[i][1], #sm + 1
+        sm[n], sparent[n], sname[n], spath[n] = kids[i][2], id, key, path == "" and key or path .. "." .. key
+      end
     end
   end
-  walk(model, nil, "", "")
   return ids, objects, ruled
 end
 
@@ -102,7 +161,7 @@ function FlopsProfiler:stop_profile()
   end
   self.stack_error = S:check()
   -- a type with parameters that counted nothing is a blind spot: say so (once per run)
-  if self.objects ~= nil then require("prof.opaque").report(S:modules(), self.objects) end
+  if self.objects ~= nil then require("prof.opaque").report(rows_of(S), self.objects, S:module_count()) end
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
@@ -120,7 +179,7 @@ end
 
 local function root_counts(self)
   if self.S == nil then error("FlopsProfiler: call start_profile first", 3) end
-  return self.S:modules()[1]
+  return self.S:modules(1, 1)[1]
 end
 
 function FlopsProfiler:get_total_flops(as_string)
@@ -148,6 +207,16 @@ function FlopsProfiler:get_total_duration(as_string)
   return s
 end
 
+-- a * b for counts: Lua integers wrap (2^62 params x mp_size 4 would print negative), so the
+-- product stops at math.maxinteger; the second result says whether it did.
+local function sat_mul(a, b)
+  if a == nil or b == nil then return nil, false end
+  if a ~= 0 and b ~= 0 and math.abs(a) > math.maxinteger // math.abs(b) then
+    return ((a < 0) ~= (b < 0)) and math.mininteger or math.maxinteger, true
+  end
+  return a * b, false
+end
+
 -- The profile as plain tables (report scripts' input; see scripts/reports/).
 -- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...); exact_flops
 -- (path -> flops), the same forward counted under exact conventions when the profile's are not.
@@ -156,17 +225,21 @@ function FlopsProfiler:profile(extra)
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
   local timed = self.device ~= "meta"
-  local rows = S:modules()
   local index = {}
   local modules = {}
-  for i, r in ipairs(rows) do
+  local row = rows_of(S)
+  for i = 1, S:module_count() do
+    local r = row(i)
     index[r.id] = i
     local m = self.objects[r.id]
     local parent = r.parent and index[r.parent]
     -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
     modules[i] = {
       index = i, parent = parent, children = {},
-      name = r.name, path = S:path(r.id), type = r.type, depth = r.depth,
+      name = r.name, type = r.type, depth = r.depth,
+      -- the parent's path and this name (S:path per module walks to the root: quadratic in depth)
+      path = parent == nil and "" or (modules[parent].path == "" and r.name
+        or modules[parent].path .. "." .. r.name),
       params = r.params_counted, macs = r.fwd.macs, flops = r.fwd.flops,
       bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
       fwd_latency_s = timed and r.fwd.time_ns > 0 and r.fwd.time_ns / 1e9 or nil,
@@ -186,6 +259,8 @@ function FlopsProfiler:profile(extra)
   end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
   local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1
+  local params_model, sat_p = sat_mul(root.params, mp)
+  local flops_model, sat_f = sat_mul(root.flops, mp)
   local p = {
     schema = "profrun.profile/1",
     device = self.device,
@@ -198,10 +273,10 @@ function FlopsProfiler:profile(extra)
     batch_size = extra.batch_size,
     gradient_accumulation_steps = extra.gradient_accumulation_steps,
     params = root.params,
-    params_model = root.params * mp,
+    params_model = params_model,
     fwd_macs = root.macs,
     fwd_flops = root.flops,
-    fwd_flops_model = root.flops * mp,
+    fwd_flops_model = flops_model,
     -- the root row's measured backward when the window held one (a FlopsProfiler around
     -- loss:backward()); the engine's own facts win (they cover the step it timed)
     bwd_flops = extra.bwd_flops or root.bwd_flops,
@@ -214,6 +289,8 @@ function FlopsProfiler:profile(extra)
     samples_per_s = extra.samples_per_s,
     tokens = extra.tokens,
     modules = modules,
+    -- some count passed 2^63 - 1 and stopped there: reports say the numbers are lower bounds
+    saturated = S:counts_saturated() or sat_p or sat_f or nil,
   }
   return p
 end

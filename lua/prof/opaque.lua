@@ -6,21 +6,32 @@ local notes = require "prof.notes"
 
 local M = {}
 
--- Module types (sorted) in rows (a session's S:modules()) whose every call recorded no MACs, no
--- flops and no bytes, whose module object (objects[id]) holds parameters of its own, and that no
--- flop rule counts (its own or an ancestor's: a rule replaces its children's ops too) and no
--- ignore list hides.
-function M.find(rows, objects)
-  local seen, blind, by_id = {}, {}, {}
-  for _, r in ipairs(rows) do by_id[r.id] = r end
+-- Module types (sorted) in rows (a session's S:modules(), or a function(i) giving its row i of n,
+-- so that a million modules are read in slices) whose every call recorded no MACs, no flops and
+-- no bytes, whose module object (objects[id]) holds parameters of its own, and that no flop rule
+-- counts (its own or an ancestor's: a rule replaces its children's ops too) and no ignore list
+-- hides.
+function M.find(rows, objects, n)
+  local get = rows
+  if type(rows) ~= "function" then
+    n = #rows
+    get = function(i) return rows[i] end
+  end
+  local seen, blind, parent, rule = {}, {}, {}, {}
+  for i = 1, n do
+    local r = get(i)
+    parent[r.id], rule[r.id] = r.parent, r.rule
+  end
   local function ruled(r)
-    while r ~= nil do
-      if r.rule then return true end
-      r = r.parent and by_id[r.parent]
+    local id = r.id
+    while id ~= nil do
+      if rule[id] then return true end
+      id = parent[id]
     end
     return false
   end
-  for _, r in ipairs(rows) do
+  for i = 1, n do
+    local r = get(i)
     local m = objects[r.id]
     local own = m ~= nil and #(rawget(m, "_params") or {}) > 0
     local f = r.fwd
@@ -38,8 +49,8 @@ function M.find(rows, objects)
 end
 
 -- Notes each blind type once per run, naming the hook that would count it.
-function M.report(rows, objects)
-  for _, t in ipairs(M.find(rows, objects)) do
+function M.report(rows, objects, n)
+  for _, t in ipairs(M.find(rows, objects, n)) do
     notes.once("opaque:" .. t, string.format("%s has parameters but its calls counted 0 MACs, 0 flops "
       .. "and 0 bytes: its forward runs code profrun cannot see (DeepSpeed's profiler counts it 0 too). "
       .. "Count it with a flop rule: list a script in flops_profiler.rules that returns "

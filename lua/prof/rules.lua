@@ -59,12 +59,22 @@ function M.context(conventions, path, typename)
   return { conventions = conventions, path = path, type = typename, bytes = bytes }
 end
 
+-- A count is a whole number from 0 to 2^63 - 1: 1.5 is refused, not rounded (a rule that
+-- divides has a bug worth seeing), and 2^63 or more does not fit the core's counters.
 local function count(v, key, fail)
   if v == nil then return 0 end
-  if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+  if type(v) ~= "number" or v ~= v or v < 0 then
     fail(string.format("returned %s = %s (expected a non-negative number)", key, tostring(v)))
   end
-  return math.floor(v + 0.5)
+  local n = math.tointeger(v)
+  if n == nil and v == math.floor(v) then
+    fail(string.format("returned %s = %s, more than a count holds (at most 2^63 - 1 = %d)", key,
+      tostring(v), math.maxinteger))
+  elseif n == nil then
+    fail(string.format("returned %s = %s (expected a whole number: counts are not rounded)", key,
+      tostring(v)))
+  end
+  return n
 end
 
 -- Runs rule for one call; returns macs, flops, bytes_read, bytes_written. Errors name the rule's
@@ -84,7 +94,14 @@ function M.apply(rule, module, path, inputs, output, ctx)
   local macs, flops = count(r.macs, "macs", fail), count(r.flops, "flops", fail)
   local br, bw = count(r.bytes_read, "bytes_read", fail), count(r.bytes_written, "bytes_written", fail)
   -- bytes: the spelling of the first rule scripts, read as bytes_read
-  if r.bytes ~= nil then br = br + count(r.bytes, "bytes", fail) end
+  if r.bytes ~= nil then
+    local b = count(r.bytes, "bytes", fail)
+    if br > math.maxinteger - b then
+      fail(string.format("returned bytes + bytes_read = %d + %d, more than a count holds (at most "
+        .. "2^63 - 1)", b, br))
+    end
+    br = br + b
+  end
   return macs, flops, br, bw
 end
 

@@ -83,6 +83,9 @@ local function summary(out, p, root, opts)
   for _, l in ipairs(NOTATIONS) do out(l) end
 
   local mp = p.mp_size or 1
+  if p.saturated then
+    out("Warning: some counts passed 2^63 - 1 and stopped there (saturated); they are lower bounds")
+  end
   if p.engine then
     out(line("world size: ", units.pystr(p.world_size or 1)))
     out(line("data parallel size: ", units.pystr(p.dp_size or 1)))

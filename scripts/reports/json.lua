@@ -30,10 +30,11 @@ M.MODULE_KEYS = {
 }
 
 -- Summary keys present only when known: the engine's micro-batches per optimizer step (fwd counts
--- and latencies are one micro-batch's, iter latency and samples/s the step's) and the machine's
--- peaks (from the roofline analysis).
+-- and latencies are one micro-batch's, iter latency and samples/s the step's), the machine's
+-- peaks (from the roofline analysis), and saturated: true when some count passed 2^63 - 1 and
+-- stopped there.
 M.OPTIONAL_SUMMARY_KEYS = { "gradient_accumulation_steps", "peak_flops", "peak_bytes_per_s", "ridge_intensity",
-  "peaks_machine" }
+  "peaks_machine", "saturated" }
 
 local OPTIONAL = { bytes = true, bwd_flops = true, exact_flops = true, intensity = true, achieved_flops = true,
                    achieved_bytes_per_s = true, bound = true, bound_expected = true }
@@ -57,7 +58,8 @@ end
 
 function M.render(profile)
   local modules = {}
-  for i, rec in ipairs(tree.shown(profile)) do modules[i] = module_object(profile, rec) end
+  -- each module encoded at once, at its place in the document (its items are indented by 4)
+  for i, rec in ipairs(tree.shown(profile)) do modules[i] = enc.encode_at(module_object(profile, rec), "    ") end
   local values, keys = {}, {}
   for _, k in ipairs(M.SUMMARY_KEYS) do
     if k == "modules" then
@@ -70,7 +72,7 @@ function M.render(profile)
   end
   for _, o in ipairs(M.OPTIONAL_SUMMARY_KEYS) do values[o] = profile[o] end
   values.schema = "profrun.profile/1"
-  values.modules = modules
+  values.modules = enc.raw_array(modules)
   return enc.encode(enc.object(keys, values)) .. "\n"
 end
 

@@ -33,6 +33,7 @@ function M.render(profile)
   if profile.mp_size and profile.mp_size > 1 then
     parts[#parts + 1] = string.format("(per GPU; model x %d)", profile.mp_size)
   end
+  if profile.saturated then parts[#parts + 1] = "warning: counts saturated at 2^63 - 1 (lower bounds)" end
   return string.format("%s: %s\n", root and root.type or "model", table.concat(parts, " · "))
 end
 

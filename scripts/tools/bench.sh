@@ -26,6 +26,23 @@ awk -v bw="$1" -v bm="$2" -v w="$3" -v m="$4" 'BEGIN {
   printf "profrun GPT-3 175B (meta, seq 2048): %.2f s wall, %.1f MB peak RSS (empty script: %.2f s, %.1f MB)\n",
     w, m / 1024, bw, bm / 1024 }'
 
+# Scale (issue 10): a million modules (blocks of 1,000 ReLUs, meta) with a JSON profile, and a chain of
+# 1,000 nested Sequentials with DeepSpeed's text report: wall seconds, peak RSS, the JSON's size.
+scale_dir=$(mktemp -d)
+scale_run() {
+  /usr/bin/time -f "%e %M" build/bin/profrun --device meta --set flops_profiler.output_file="$scale_dir/$1" \
+    configs/default.json scripts/tools/bench_modules.lua "$2" "$3" 2>&1 >/dev/null | tail -n 1
+}
+set -- $(scale_run million.json --modules 1000000)
+bytes=$(wc -c < "$scale_dir/million.json")
+awk -v w="$1" -v m="$2" -v b="$bytes" 'BEGIN {
+  printf "profrun 1,000,000 modules (meta, JSON profile): %.1f s wall, %.0f MB peak RSS, JSON %.1f MB (%.0f bytes per module)\n",
+    w, m / 1024, b / 1e6, b / 1e6 }'
+set -- $(scale_run chain.txt --depth 1000)
+awk -v w="$1" -v m="$2" 'BEGIN {
+  printf "profrun 1,000 nested Sequentials (meta, text report): %.2f s wall, %.1f MB peak RSS\n", w, m / 1024 }'
+rm -rf "$scale_dir"
+
 # profrun against PyTorch 1.13 on the same models, batch and thread count (cpu), and the flops
 # profiler's own overhead. Skipped pieces say why.
 THREADS=$(nproc)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-tests.sh — every test (C unit tests plain, under ASan+UBSan and TSan; busted plain and on the ASan+UBSan
 # prof.core; luacheck), then one line "N passed, N failed" summing them all (CI reads it).
-# Usage: run-tests.sh TESTS ASAN_TESTS TSAN_TESTS   (each a space-separated list of binaries)
+# Usage: run-tests.sh TESTS ASAN_TESTS TSAN_TESTS [ASAN_PROFRUN]   (each list space-separated)
 #        run-tests.sh --lua-asan                    (the sanitized busted pass alone: make test-lua-asan)
 # ASAN_PRELOAD (from make) is the compiler's libasan.so.
 
@@ -24,6 +24,7 @@ fi
 tests=$1
 asan_tests=$2
 tsan_tests=$3
+asan_profrun=${4:-build/asan-cli/profrun}
 total_p=0
 total_f=0
 add() {
@@ -51,6 +52,8 @@ echo "== busted specs"
 out=$(lua5.4 "$(command -v busted)" -o plainTerminal 2>&1 | scripts/tools/busted-summary.sh); printf '%s\n' "$out"; add "$out"
 echo "== busted specs on prof.core built with AddressSanitizer + UndefinedBehaviorSanitizer"
 out=$(busted_asan); printf '%s\n' "$out"; add "$out"
+echo "== profrun built with AddressSanitizer + UndefinedBehaviorSanitizer: examples, zoo on meta, overflow"
+out=$(scripts/tools/run-cli-asan.sh "$asan_profrun" 2>&1); printf '%s\n' "$out"; add "$out"
 echo "== luacheck (Lua style and globals)"
 if out=$(luacheck -q lua scripts examples spec 2>&1); then add "1 passed, 0 failed"; else printf '%s\n' "$out"; add "0 passed, 1 failed"; fi
 echo "$total_p passed, $total_f failed"

@@ -66,6 +66,19 @@ local function release(child, parent, key)
   end
 end
 
+-- Most modules have no buffers and many no parameters (a million ReLUs): their _params and
+-- _buffers start as one shared empty list, replaced by their own on the first key.
+local NONE = setmetatable({}, { __newindex = function() error("nn.Module: the shared empty list was written", 2) end })
+
+function M.own_order(self, field)
+  local order = rawget(self, field)
+  if order == NONE then
+    order = {}
+    rawset(self, field, order)
+  end
+  return order
+end
+
 -- Replacing keeps the key's place in its order; a key new to that order (or re-added after a
 -- removal) goes last, as in PyTorch's OrderedDict after `del` and a new assignment.
 local function set_slot(self, key, value)
@@ -82,7 +95,7 @@ local function set_slot(self, key, value)
   if value ~= nil then
     local child = is_module(value)
     if old == nil then
-      local order = rawget(self, child and "_modules" or "_params")
+      local order = M.own_order(self, child and "_modules" or "_params")
       order[#order + 1] = key
     end
     if child then adopt(value, self, key) end
@@ -203,8 +216,15 @@ end
 
 -- An instance's own metatable: the class's metamethods, __index to its slots, and the class
 -- behind it (getmetatable(m).key still finds class members).
+local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls}, shared
+
 local function instance_meta(cls, slots)
-  local mt = setmetatable({}, { __index = cls })
+  local behind = class_meta[cls]
+  if behind == nil then
+    behind = { __index = cls }
+    class_meta[cls] = behind
+  end
+  local mt = setmetatable({}, behind)   -- one per class, not per instance (a million modules)
   for k, v in pairs(cls) do
     if type(k) == "string" and k:sub(1, 2) == "__" then mt[k] = v end
   end
@@ -215,7 +235,7 @@ end
 -- Instances: cls(...) calls init(...) on a fresh object.
 function Module:new(...)
   local slots = setmetatable({}, slot_meta_of(self))
-  local obj = { _modules = {}, _params = {}, _slots = slots, _buffers = {}, training = true }
+  local obj = { _modules = {}, _params = NONE, _slots = slots, _buffers = NONE, training = true }
   slots[OWNER] = obj
   setmetatable(obj, instance_meta(self, slots))
   obj:init(...)
@@ -238,8 +258,10 @@ end
 
 -- Buffers (running statistics, masks) are state that is not a parameter.
 function Module:register_buffer(name, tensor)
-  local order = rawget(self, "_buffers")
-  if rawget(self, name) == nil then order[#order + 1] = name end
+  if rawget(self, name) == nil then
+    local order = M.own_order(self, "_buffers")
+    order[#order + 1] = name
+  end
   rawset(self, name, tensor)
 end
 
@@ -281,9 +303,21 @@ function Module:named_modules(prefix)
   return out
 end
 
+-- The same modules in the same order, without their paths: a chain's paths add up to the square
+-- of its depth (100,000 nested modules: 10 GB), and train(), eval() and parameters() need none.
+-- An explicit stack keeps a deep model off Lua's call stack.
 function Module:modules()
-  local out = {}
-  for i, pair in ipairs(self:named_modules()) do out[i] = pair[2] end
+  local out, seen = {}, {}
+  local stack = { self }
+  while #stack > 0 do
+    local m = table.remove(stack)
+    if not seen[m] then
+      seen[m] = true
+      out[#out + 1] = m
+      local slots, order = rawget(m, "_slots"), rawget(m, "_modules")
+      for i = #order, 1, -1 do stack[#stack + 1] = rawget(slots, order[i]) end
+    end
+  end
   return out
 end
 
@@ -304,9 +338,27 @@ function Module:named_parameters()
   return out
 end
 
-function Module:parameters()
+-- The module's own parameters (not its children's), in registration order.
+function Module:parameters_own()
   local out = {}
-  for i, pair in ipairs(self:named_parameters()) do out[i] = pair[2] end
+  local slots = rawget(self, "_slots")
+  for _, key in ipairs(rawget(self, "_params")) do out[#out + 1] = rawget(slots, key) end
+  return out
+end
+
+function Module:parameters()
+  -- named_parameters' order and sharing, without its paths (see modules)
+  local out, seen = {}, {}
+  for _, m in ipairs(self:modules()) do
+    local slots = rawget(m, "_slots")
+    for _, key in ipairs(rawget(m, "_params")) do
+      local p = rawget(slots, key)
+      if not seen[p] then
+        seen[p] = true
+        out[#out + 1] = p
+      end
+    end
+  end
   return out
 end
 
@@ -364,12 +416,15 @@ end
 
 -- The dotted path through the parents each module was first assigned to ("" for a root).
 function Module:path()
+  -- collected leaf first and reversed once (inserting at the front is quadratic in depth)
   local parts = {}
   local m = self
   while rawget(m, "_parent") ~= nil do
-    table.insert(parts, 1, rawget(m, "_name"))
+    parts[#parts + 1] = rawget(m, "_name")
     m = rawget(m, "_parent")
   end
+  local n = #parts
+  for i = 1, n // 2 do parts[i], parts[n + 1 - i] = parts[n + 1 - i], parts[i] end
   return table.concat(parts, ".")
 end
 

@@ -53,7 +53,31 @@ end
 
 -- DeepSpeed's get_module_duration: a module's own latency, or, when that is 0 (a ModuleList that
 -- is never called, an ignored module without hooks), the sum over its children. nil = unknown.
+-- Durations of every module, computed once per profile from the leaves up (children follow
+-- their parent in profile.modules): the recursion below per module is quadratic in depth.
+local durations_of = setmetatable({}, { __mode = "k" })
+
+local function durations(profile)
+  local mods = profile.modules
+  local d = durations_of[mods]
+  if d ~= nil and d.n == #mods then return d end
+  d = { n = #mods }
+  for i = #mods, 1, -1 do
+    local m = mods[i]
+    local v = m.fwd_latency_s
+    if (v == nil or v == 0) and m.children and #m.children > 0 then
+      local sum
+      for _, c in ipairs(m.children) do sum = add(sum, d[c]) end
+      if sum ~= nil then v = add(v, sum) end
+    end
+    d[i] = v
+  end
+  durations_of[mods] = d
+  return d
+end
+
 function M.duration(profile, m)
+  if m.index ~= nil and profile.modules[m.index] == m then return durations(profile)[m.index] end
   local d = m.fwd_latency_s
   if (d == nil or d == 0) and m.children and #m.children > 0 then
     local sum
@@ -121,48 +145,64 @@ end
 -- PyTorch's Module.__repr__ over the shown tree, with extra_repr(m) supplying each module's text.
 -- A module with fold = true prints runs of identical consecutive children once, as torch 2.x's
 -- ModuleList does: "(0-23): 24 x BertLayer(each: ...)" (keeping its own extra_repr line, unlike
--- torch). "each:" says the numbers are one layer's, not the run's total.
-local function each(text)
-  local open = text:find("(", 1, true)
-  local sep = text:sub(open + 1, open + 1) == "\n" and "each:" or "each: "
-  return text:sub(1, open) .. sep .. text:sub(open + 1)
+-- torch). "each:" says the numbers are one layer's, not the run's total. Lines are written once
+-- at their final indentation (torch's _addindent re-indents each child's whole text at every
+-- level: cubic in depth for a chain).
+local pads = {}
+local function pad(n)
+  local p = pads[n]
+  if p == nil then
+    p = string.rep(" ", n)
+    pads[n] = p
+  end
+  return p
 end
 
-function M.repr(profile, extra_repr, m)
-  m = m or profile.modules[1]
+-- Appends m's text to out: its first line after first (indentation and head), the rest at
+-- indentation ind (its closing parenthesis) and ind + 2 (its extra lines and children); each:
+-- m stands for a run of identical children.
+local function emit(profile, extra_repr, m, out, first, ind, each)
   local extra = extra_repr(m) or ""
   local extra_lines = extra ~= "" and split_lines(extra) or {}
-  local child_lines = {}
   local kids = M.children(profile, m)
-  local texts = {}
-  for i, c in ipairs(kids) do texts[i] = M.repr(profile, extra_repr, c) end
+  if #kids == 0 and #extra_lines <= 1 then
+    out[#out + 1] = first .. m.type .. "(" .. (each and "each: " or "") .. (extra_lines[1] or "") .. ")"
+    return
+  end
+  out[#out + 1] = first .. m.type .. "(" .. (each and "each:" or "")
+  local inner = pad(ind + 2)
+  for _, l in ipairs(extra_lines) do out[#out + 1] = inner .. l end
+  local texts
+  if m.fold then   -- runs are found on the children's own texts, at no indentation
+    texts = {}
+    for i, c in ipairs(kids) do
+      local t = {}
+      emit(profile, extra_repr, c, t, "", 0)
+      texts[i] = table.concat(t, "\n")
+    end
+  end
   local i = 1
   while i <= #kids do
     local j = i
-    if m.fold then
+    if texts then
       while j < #kids and texts[j + 1] == texts[i] do j = j + 1 end
     end
-    local head, text
-    text = texts[i]
+    local head
     if j > i then
       head = string.format("(%s-%s): %d x ", kids[i].name, kids[j].name, j - i + 1)
-      text = each(text)
     else
       head = "(" .. kids[i].name .. "): "
     end
-    child_lines[#child_lines + 1] = head .. M.addindent(text, 2)
+    emit(profile, extra_repr, kids[i], out, inner .. head, ind + 2, j > i)
     i = j + 1
   end
-  local s = m.type .. "("
-  if #extra_lines == 1 and #child_lines == 0 then
-    s = s .. extra_lines[1]
-  elseif #extra_lines + #child_lines > 0 then
-    local lines = {}
-    for _, l in ipairs(extra_lines) do lines[#lines + 1] = l end
-    for _, l in ipairs(child_lines) do lines[#lines + 1] = l end
-    s = s .. "\n  " .. table.concat(lines, "\n  ") .. "\n"
-  end
-  return s .. ")"
+  out[#out + 1] = pad(ind) .. ")"
+end
+
+function M.repr(profile, extra_repr, m)
+  local out = {}
+  emit(profile, extra_repr, m or profile.modules[1], out, "", 0)
+  return table.concat(out, "\n")
 end
 
 return M
