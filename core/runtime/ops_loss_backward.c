@@ -15,7 +15,8 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   for (int i = 0; i < 2; i++) {
     const pr_Tensor *like = n->inputs[i];
     if (like != NULL &&
-        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, PROF_F32, like->device)) == NULL)
+        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, pr_grad_dtype(like),
+                                like->device)) == NULL)
       return PR_ERR;
   }
   int64_t numel = p.N * p.C * p.S, rows = p.N * p.S, flops;
@@ -48,9 +49,10 @@ int pr_mse_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   const pr_Tensor *d = n->saved[0];
   int reduction = (int)n->args.i[0];
   int64_t numel = pr_numel(d);
-  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device);
-  pr_Tensor *neg = gd && n->inputs[1] ? pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device)
-                                       : NULL;
+  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, pr_grad_dtype(d), d->device);
+  pr_Tensor *neg = gd && n->inputs[1]
+                       ? pr_tensor_new(rt, d->ndim, d->shape, pr_grad_dtype(d), d->device)
+                       : NULL;
   int rc = PR_ERR;
   if (gd == NULL || (n->inputs[1] && neg == NULL)) goto end;
   /* 2·d·s per element, and a negation for the target */

@@ -3,9 +3,9 @@
 
 #include "backward.h"
 
-/* A new tensor of t's shape on its device, float32 gradients. */
+/* A new tensor of t's shape on its device, for t's gradient (pr_grad_dtype). */
 static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
-  return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
+  return pr_tensor_new(rt, t->ndim, t->shape, pr_grad_dtype(t), t->device);
 }
 
 /*
