@@ -48,6 +48,14 @@ describe('"auto" for the core\'s typed config keys (issue 9 item 19)', function(
     assert.equal(1, #lines_with(r.stderr, 'optimizer.params.lr is "auto"'))
   end)
 
+  it("HF's ZeRO-3 config too: \"auto\" inside zero_optimization passes the loader", function()
+    local r = run.profrun({ run.ROOT .. "/spec/fixtures/configs/hf_auto_zero3.json", SCRIPT })
+    assert.equal(0, r.code, r.stderr)
+    assert.truthy(r.stdout:find("engine.gradient_accumulation_steps=1\n", 1, true))
+    assert.equal(1, #lines_with(r.stderr, 'gradient_accumulation_steps are "auto"'))
+    assert.equal(1, #lines_with(r.stderr, "zero_optimization (stage 3: partitions across processes)"))
+  end)
+
   it("--set KEY=auto reads as the default too, and a key given a number is not noted", function()
     local r = run.profrun({ "--set", "gradient_accumulation_steps=auto", "--set",
       "train_micro_batch_size_per_gpu=8", SCRIPT })

@@ -53,6 +53,14 @@ describe("profiler.schedule.script in the config (issue 8 item 7)", function()
     assert.same({ { to = 7, steps = { "step_6" } } }, windows(r.stdout))
   end)
 
+  it("--set reaches one key inside args, the file's others kept", function()
+    -- every = 6 with the file's warmup 1, active 2: wait 3, so steps 4-5 and 10-11
+    local r = run.profrun({ "--set", "profiler.schedule.args.every=6", EVERY_N, STEPS })
+    assert.equal(0, r.code, r.stderr)
+    assert.same({ { to = 6, steps = { "step_4", "step_5" } }, { to = 12, steps = { "step_10", "step_11" } } },
+      windows(r.stdout))
+  end)
+
   it("a script beside the config is found before scripts/schedules/, from any directory", function()
     local dir = run.tmpdir()
     write(dir .. "/odd.lua", [[

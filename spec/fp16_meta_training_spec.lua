@@ -77,6 +77,60 @@ describe("fp16 / bf16 training on meta (issue 9 item 19)", function()
     end)
   end
 
+  it("an LSTM and a 2-layer GRU give float16 gradients to their weights and their input", function()
+    for _, make in ipairs({ function() return nn.LSTM(4, 8) end,
+                            function() return nn.GRU(4, 8, { num_layers = 2 }) end }) do
+      local model = nn.Sequential(nn.Linear(3, 4), make())
+      local e = engine_for(model, 'fp16={"enabled": true}')
+      local out = e(T.empty({ 5, 2, 3 }))
+      if not core.is_tensor(out) then out = out[1] end
+      assert.equal("float16", out.dtype)
+      e:backward(out:sum())   -- through the recurrence into the Linear before it
+      assert.same({}, bad_grads(model, "float16"))
+      e:step()
+    end
+  end)
+
+  it("the backward's own work counts bytes in the model's dtype", function()
+    -- By hand, per dtype of e bytes (4 or 2); int64 indices are 8 bytes whatever e is.
+    -- SDPA q = k = v [2, 2, 5, 8]: 2·2·5·5 = 100 scores; reads P and gA (200 e), writes gS (100 e).
+    -- cross_entropy [4, 3] logits, 4 int64 targets, mean: reads g (1 e), log-probabilities (12 e),
+    --   targets (32 B); writes the logits' gradient (12 e).
+    -- mse_loss [4, 3], the target without grad: reads the difference (12 e) and g (1 e), writes 12 e.
+    -- embedding 10 x 4, 3 int64 indices: reads g (12 e) and the indices (24 B), writes 40 e.
+    local function bytes(dt)
+      local function leaf(shape)
+        local t = T.empty(shape, { dtype = dt })
+        t.requires_grad = true
+        return t
+      end
+      local p = prof.profile { activities = { "cpu" } }
+      p:start()
+      local q = leaf({ 2, 2, 5, 8 })
+      F.scaled_dot_product_attention(q, q, q):sum():backward()
+      F.cross_entropy(leaf({ 4, 3 }), T.zeros({ 4 }, { dtype = "int64" })):backward()
+      F.mse_loss(leaf({ 4, 3 }), T.empty({ 4, 3 }, { dtype = dt })):backward()
+      local emb = nn.Embedding(10, 4)
+      emb.weight = nn.Parameter(T.empty({ 10, 4 }, { dtype = dt }))
+      emb(T.zeros({ 3 }, { dtype = "int64" })):sum():backward()
+      p:stop()
+      local out = {}
+      for _, e in ipairs(p:events()) do
+        local name = tostring(e.name):match("^aten::(.*)_backward$")
+        if name then out[name] = { e.bytes_read, e.bytes_written } end
+      end
+      return out
+    end
+    local function want(e)
+      return { scaled_dot_product_attention = { 200 * e, 100 * e },
+        cross_entropy = { 13 * e + 32, 12 * e }, mse_loss = { 13 * e, 12 * e },
+        embedding = { 12 * e + 24, 40 * e } }
+    end
+    assert.same(want(4), bytes("float32"))
+    assert.same(want(2), bytes("float16"))
+    assert.same(want(2), bytes("bfloat16"))
+  end)
+
   -- the zoo's families: conv + batch norm, depthwise conv, a ViT, GPT-2 (LayerNorm, attention,
   -- tied embedding) and Llama (RMSNorm, rotary angles kept in float32 as transformers does)
   for _, name in ipairs({ "lenet5", "resnet18", "mobilenet_v2", "vit_b_16", "gpt2", "llama2-7b" }) do
