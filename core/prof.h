@@ -660,13 +660,19 @@ PROF_API void prof_traceinfo_init(prof_TraceInfo *info);
 ** (ops), user_annotation (ranges), module (module calls, with their MACs, FLOPs, bytes and
 ** achieved FLOP/s), cpu_instant_event (instants, and "[memory]" with torch's Bytes (signed),
 ** Total Allocated, Device Type, Device Id; no Addr: events carry none), counters as "ph":"C";
-** "External id" is the op's correlation. Times are µs with three decimals (ns) relative to
+** "External id" is the op's correlation; with record_shapes ops carry "Input Dims" and "Input
+** type" (torch's C++ type names), with a stack hook "Call stack", and the locations become
+** "lua_function" slices on a frames row per thread (PROF_TRACE_FRAMES_ROW). Times are µs with three decimals (ns) relative to
 ** base_ns; dropped events are counted in "droppedEvents".
 ** Every string is escaped (control characters as \uXXXX, invalid UTF-8 as U+FFFD).
 ** [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM, PROF_ERRARG for device_properties that are
 ** not a JSON array or object]
 */
 #define PROF_TRACE_TID_BASE 1
+/* with_stack's Lua frames of thread t are slices on the row of tid t + PROF_TRACE_TID_BASE +
+   PROF_TRACE_FRAMES_ROW (cat "lua_function", torch's python_function), named "thread N Lua
+   frames" */
+#define PROF_TRACE_FRAMES_ROW 1000000
 PROF_API int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_WriteFn fn,
                                      void *ud);
 

@@ -37,6 +37,27 @@ typedef struct profX_Order {
 PROF_INTERNAL int profX_order(prof_State *S, profX_Order *o);
 PROF_INTERNAL void profX_order_free(prof_State *S, profX_Order *o);
 
+/* {====================== Lua frames as spans (trace_frames.c) ======================} */
+
+/*
+** with_stack's locations become slices on a thread's frames row: events in begin order feed the
+** tracker; a frame opens at the first event whose stack holds it (below the same outer frames)
+** and closes when an event's stack leaves it, lasting to the end of the latest event inside it.
+** The slices nest by construction. Frame text points into the session's interned stacks.
+*/
+#define PROFX_MAX_FRAMES 16
+typedef struct profX_Frames {
+  int n;
+  const char *start[PROFX_MAX_FRAMES];
+  size_t len[PROFX_MAX_FRAMES];
+  int64_t begin[PROFX_MAX_FRAMES], end[PROFX_MAX_FRAMES];
+} profX_Frames;
+
+typedef void (*profX_FrameFn)(void *ud, const char *name, size_t len, int64_t begin, int64_t end);
+PROF_INTERNAL void profX_frames_feed(profX_Frames *F, const char *stack, int64_t begin,
+                                     int64_t end, profX_FrameFn emit, void *ud);
+PROF_INTERNAL void profX_frames_flush(profX_Frames *F, profX_FrameFn emit, void *ud);
+
 /* {====================== gzip sink (trace_gzip.c) ======================} */
 
 typedef struct profX_Gzip profX_Gzip;

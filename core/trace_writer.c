@@ -220,6 +220,7 @@ typedef struct Ctx {
   int sp;                        /* open spans in o->nest */
   const char *(*op_name)(void *ud, const char *name);
   void *op_name_ud;
+  int32_t frames_row;            /* the pseudo-thread whose tid shows the Lua frames' slices */
   int32_t head_thread;           /* whose ","pid":P,"tid":T,"ts":" head holds */
   size_t head_len;
   char head[64];
@@ -373,11 +374,29 @@ static void point(Ctx *c, const prof_Event *e) {
   end_event(o, first);
 }
 
+/* A Lua frame's slice, on the frames row of the thread being written. */
+static void frame_span(void *ud, const char *name, size_t len, int64_t begin, int64_t end) {
+  Ctx *c = ud;
+  Out *o = c->o;
+  event_head(c, 'X', c->frames_row, begin);
+  LIT(o, ",\"dur\":");
+  put_us(o, end - begin);
+  LIT(o, ",\"cat\":\"lua_function\",\"name\":");
+  if (len >= sizeof o->name) len = sizeof o->name - 1;
+  memcpy(o->name, name, len);
+  o->name[len] = '\0';
+  put_str(o, o->name);
+  LIT(o, "}");
+}
+
 static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
   for (int32_t r = 0; r < ord->n_runs && !c->o->failed; r++) {
     const profX_Run *run = &ord->runs[r];
     thread_rows(c, run->thread);
     c->sp = 0;
+    profX_Frames frames = {0};
+    int frames_named = 0;
+    c->frames_row = run->thread + PROF_TRACE_FRAMES_ROW;
     for (int64_t k = run->start; k < run->end; k++) {
       prof_Event e;   /* not zeroed: prof_event_at sets every field but the unused operands */
       e.size = sizeof e;
@@ -389,7 +408,18 @@ static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
         case PROF_EVENT_RANGE: span(c, S, &e); break;
         default: point(c, &e); break;
       }
+      if (e.stack != NULL && (e.kind == PROF_EVENT_OP || e.kind == PROF_EVENT_RANGE)) {
+        if (!frames_named) {
+          char name[64];
+          snprintf(name, sizeof name, "thread %lld Lua frames",
+                   (long long)run->thread + PROF_TRACE_TID_BASE);
+          metadata(c, "thread_name", c->frames_row, "name", name, 0);
+          frames_named = 1;
+        }
+        profX_frames_feed(&frames, e.stack, e.t_begin_ns, e.t_end_ns, frame_span, c);
+      }
     }
+    profX_frames_flush(&frames, frame_span, c);
   }
 }
 

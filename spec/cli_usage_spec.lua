@@ -16,13 +16,7 @@ describe("profrun usage errors (issue 9)", function()
   before_each(function() tmp = run.tmpdir() end)
   after_each(function() run.rmdir_all(tmp) end)
 
-  local function write(name, text)
-    local path = tmp .. "/" .. name
-    local f = assert(io.open(path, "w"))
-    f:write(text)
-    f:close()
-    return path
-  end
+  local function write(name, text) return run.write(tmp, name, text) end
 
   describe("item 7: a device this build cannot run is refused before the script", function()
     -- the script would print if it ran; refusing means it never does

@@ -13,13 +13,7 @@ describe("the config schema", function()
   before_each(function() tmp = run.tmpdir() end)
   after_each(function() run.rmdir_all(tmp) end)
 
-  local function write(name, text)
-    local path = tmp .. "/" .. name
-    local f = assert(io.open(path, "w"))
-    f:write(text)
-    f:close()
-    return path
-  end
+  local function write(name, text) return run.write(tmp, name, text) end
 
   it("profrun --help-config lists every key with its type, default and doc, and exits 0", function()
     local r = run.profrun({ "--help-config" })

@@ -15,13 +15,7 @@ describe("script errors (issue 9 item 13)", function()
   before_each(function() tmp = run.tmpdir() end)
   after_each(function() run.rmdir_all(tmp) end)
 
-  local function script(name, text)
-    local path = tmp .. "/" .. name
-    local f = assert(io.open(path, "w"))
-    f:write(text)
-    f:close()
-    return path
-  end
+  local function script(name, text) return run.write(tmp, name, text) end
 
   local function profile_with_shape(shape)
     return script("shape.lua", table.concat({

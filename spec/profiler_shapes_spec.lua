@@ -97,7 +97,13 @@ describe("with_stack", function()
     assert.equal("spec/profiler_shapes_spec.lua(" .. line_inner .. ")", mm.stack[1])
     assert.equal("spec/profiler_shapes_spec.lua(" .. line_call .. ")", mm.stack[2])
     for _, f in ipairs(mm.stack) do assert.not_matches("lua/prof/", f, 1, true) end
-    assert.is_true(#mm.stack <= 5)
+    assert.is_true(#mm.stack <= 16)   -- stack_depth defaults to 16
+    local q = prof.profile{ with_stack = true, stack_skip = { "@/usr/share/lua/" } }
+    inner()
+    q:stop()
+    for _, f in ipairs(ops_named(q:events(), "aten::matmul")[1].stack) do
+      assert.not_matches("/usr/share/lua/", f, 1, true)
+    end
   end)
 
   it("keeps stack_depth frames", function()
@@ -126,14 +132,16 @@ describe("with_stack", function()
 end)
 
 describe("a long scheduled run", function()
-  it("names steps ProfilerStep#N and holds flat memory over 1,000 cycles", function()
+  it("names steps ProfilerStep#N and holds flat memory over 1,000 cycles, a trace each", function()
     local windows, names = 0, nil
+    local dir = run.tmpdir()
     local p = prof.profile{
       schedule = prof.schedule{ wait = 0, warmup = 0, active = 1, ["repeat"] = 0 },
       record_shapes = true, capacity = 64,
       on_trace_ready = function(q)
         windows = windows + 1
         q:key_averages()
+        assert(q:export_chrome_trace(dir .. "/cycle.json"))   -- torch's one trace per cycle
         names = {}
         for _, e in ipairs(q:events()) do
           if e.kind == "range" then names[#names + 1] = e.name end
@@ -159,6 +167,7 @@ describe("a long scheduled run", function()
     assert.equal(1100, windows)
     p:stop()
     assert.equal(1101, windows)   -- stopping mid-window delivers the partial one
+    run.rmdir_all(dir)
     -- a name interned per step (ProfilerStep#123, about 50 bytes each) would add ~50 KB here
     assert.is_true(grown < 8 * 1024, string.format("grew %.0f bytes over 1,000 cycles", grown))
   end)
@@ -205,5 +214,50 @@ describe("p:export_stacks", function()
     local q = prof.profile{}
     q:stop()
     assert.error_matches(function() q:export_stacks("/tmp/x") end, "with_stack=true")
+  end)
+end)
+
+describe("with_stack in the trace", function()
+  it("makes the script's frames lua_function slices that nest, on a frames row per thread", function()
+    -- busted's own frames left out, so the whole stack fits stack_depth
+    local p = prof.profile{ with_stack = true, stack_skip = { "@/usr/share/lua/" } }
+    local function layer(x) return x:matmul(x) end
+    local function forward(x) return layer(layer(x)) end
+    local line_call = debug.getinfo(1, "l").currentline + 1
+    forward(T.ones({ 16, 16 }, { device = "cpu" }))
+    p:stop()
+    local dir = run.tmpdir()
+    assert.is_true(p:export_chrome_trace(dir .. "/t.json"))
+    local doc = json.decode(run.read(dir .. "/t.json"), 1, json.null)
+    run.rmdir_all(dir)
+    local frames, ops, row_name = {}, {}, nil
+    for _, e in ipairs(doc.traceEvents) do
+      if e.cat == "lua_function" then frames[#frames + 1] = e end
+      if e.cat == "cpu_op" and e.name == "aten::matmul" then ops[#ops + 1] = e end
+      if e.ph == "M" and e.name == "thread_name" and e.args.name:match("Lua frames$") then
+        row_name = e
+      end
+    end
+    assert.equal(2, #ops)
+    assert.truthy(row_name)
+    -- every slice sits on the frames row, and any two either nest or do not overlap
+    for _, f in ipairs(frames) do assert.equal(row_name.tid, f.tid) end
+    for i = 1, #frames do
+      for j = i + 1, #frames do
+        local a, b = frames[i], frames[j]
+        local a1, b1 = a.ts + a.dur, b.ts + b.dur
+        local disjoint = a1 <= b.ts + 1e-3 or b1 <= a.ts + 1e-3
+        local nested = (a.ts <= b.ts + 1e-3 and b1 <= a1 + 1e-3) or (b.ts <= a.ts + 1e-3 and a1 <= b1 + 1e-3)
+        assert.is_true(disjoint or nested, a.name .. " and " .. b.name .. " overlap without nesting")
+      end
+    end
+    -- the call site's frame encloses both matmuls
+    local site = "spec/profiler_shapes_spec.lua(" .. line_call .. ")"
+    local outer
+    for _, f in ipairs(frames) do if f.name == site then outer = f end end
+    assert.truthy(outer, site)
+    for _, op in ipairs(ops) do
+      assert.is_true(outer.ts <= op.ts + 1e-3 and op.ts + op.dur <= outer.ts + outer.dur + 1e-3)
+    end
   end)
 end)

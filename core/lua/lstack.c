@@ -8,12 +8,14 @@
 #define LSTACK_MAX_LEVELS 64     /* frames looked at per event: bounded whatever the recursion */
 #define LSTACK_CACHE 256         /* direct-mapped: location text -> interned copy */
 #define LSTACK_TEXT 1024
+#define LSTACK_SKIPS 8           /* source prefixes left out */
 
 typedef struct Walker {
   lua_State *L;                  /* the main thread: its frames are the script's */
   int depth;                     /* frames kept per location */
-  char skip[256];                /* sources under this prefix are profrun's own (lua/prof/) */
-  size_t skip_len;
+  char skip[LSTACK_SKIPS][256];  /* sources under these prefixes are left out: profrun's own */
+  size_t skip_len[LSTACK_SKIPS];  /* (lua/prof/), and the host's (a test runner's) */
+  int n_skip;
   struct {
     uint64_t hash;
     const char *interned;
@@ -26,6 +28,12 @@ static uint64_t fnv1a(const char *s, size_t n) {
   return h;
 }
 
+static int skipped(const Walker *w, const char *source) {
+  for (int i = 0; i < w->n_skip; i++)
+    if (strncmp(source, w->skip[i], w->skip_len[i]) == 0) return 1;
+  return 0;
+}
+
 /* "train.lua(12);model.lua(40)": the innermost user frames first, torch's file(line) form. */
 static const char *walk(void *ud, prof_State *S) {
   Walker *w = ud;
@@ -36,7 +44,7 @@ static const char *walk(void *ud, prof_State *S) {
   for (int level = 0; level < LSTACK_MAX_LEVELS && kept < w->depth; level++) {
     if (!lua_getstack(w->L, level, &ar)) break;
     if (!lua_getinfo(w->L, "Sl", &ar) || ar.currentline < 0) continue;   /* a C function */
-    if (w->skip_len > 0 && strncmp(ar.source, w->skip, w->skip_len) == 0) continue;
+    if (skipped(w, ar.source)) continue;
     size_t room = sizeof text - len;
     int n = snprintf(text + len, room, "%s%s(%d)", kept > 0 ? ";" : "", ar.short_src, ar.currentline);
     if (n < 0 || (size_t)n >= room) break;
@@ -56,17 +64,18 @@ static const char *walk(void *ud, prof_State *S) {
   return p;
 }
 
-/* S:set_with_stack(on[, skip_prefix[, depth]]): while on, every buffered op and range carries
-   the source location of the main thread's innermost `depth` (default 5) Lua frames whose source
-   does not start with skip_prefix (a chunk's source as debug.getinfo gives it, e.g. "@./lua/prof/"). */
+/* S:set_with_stack(on[, skip_prefixes[, depth]]): while on, every buffered op and range carries
+   the source location of the main thread's innermost `depth` (default 16) Lua frames whose
+   source starts with none of skip_prefixes (a list of chunk sources as debug.getinfo gives
+   them, e.g. {"@./lua/prof/"}). */
 int lstack_set_with_stack(lua_State *L) {
   LState *s = luaL_checkudata(L, 1, LBIND_STATE);
   if (s->S == NULL) return luaL_argerror(L, 1, "the profiler state is closed");
   int on = lua_toboolean(L, 2);
-  size_t skip_len = 0;
-  const char *skip = luaL_optlstring(L, 3, "", &skip_len);
-  lua_Integer depth = luaL_optinteger(L, 4, 5);
-  luaL_argcheck(L, skip_len < sizeof ((Walker *)0)->skip, 3, "prefix too long");
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  lua_Integer n_skip = lua_isnoneornil(L, 3) ? 0 : (lua_Integer)lua_rawlen(L, 3);
+  luaL_argcheck(L, n_skip <= LSTACK_SKIPS, 3, "at most 8 source prefixes");
+  lua_Integer depth = luaL_optinteger(L, 4, LSTACK_MAX_FRAMES);
   luaL_argcheck(L, depth >= 1 && depth <= LSTACK_MAX_FRAMES, 4, "expected a depth of 1 to 16 frames");
   if (!on) {
     if (prof_set_stack_hook(s->S, NULL, NULL) != PROF_OK) return luaL_error(L, "%s", prof_errmsg(s->S));
@@ -80,8 +89,16 @@ int lstack_set_with_stack(lua_State *L) {
   w->L = lua_tothread(L, -1);
   lua_pop(L, 1);
   w->depth = (int)depth;
-  memcpy(w->skip, skip, skip_len);
-  w->skip_len = skip_len;
+  for (int i = 0; i < (int)n_skip; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    size_t len = 0;
+    const char *p = lua_tolstring(L, -1, &len);
+    if (p == NULL || len >= sizeof w->skip[0]) return luaL_argerror(L, 3, "expected prefixes of < 256 bytes");
+    memcpy(w->skip[i], p, len);
+    w->skip_len[i] = len;
+    lua_pop(L, 1);
+  }
+  w->n_skip = (int)n_skip;
   if (prof_set_stack_hook(s->S, walk, w) != PROF_OK) return luaL_error(L, "%s", prof_errmsg(s->S));
   lua_setiuservalue(L, 1, LSTACK_UVALUE);   /* the walker lives as long as the state holds it */
   return 0;

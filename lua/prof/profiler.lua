@@ -125,15 +125,17 @@ end
 
 --[[
 prof.profile{activities={"cpu"}, schedule=, on_trace_ready=, record_shapes=, profile_memory=,
-with_stack=, stack_depth=, with_flops=, with_modules=, capacity=} -> a profile, as
+with_stack=, stack_depth=, stack_skip=, with_flops=, with_modules=, capacity=} -> a profile, as
 torch.profiler.profile.
 It starts at once (torch's `with profile(...) as p`), so `local p <close> = prof.profile{...}`
 records until the scope ends; with start=false it waits for p:start(). p:stop() ends it.
 With a schedule, every step is a "ProfilerStep#N" range. capacity: events per thread and window
 (further ones are counted as dropped). record_shapes: ops keep their inputs' shapes and dtypes
 (the Input Shapes column, group_by_input_shape, the trace's "Input Dims"). with_stack: ops and
-ranges keep the innermost stack_depth (default 5) frames of the script, profrun's own Lua files
-left out (the Source Location column, group_by_stack_n, export_stacks, the trace's "Call stack").
+ranges keep the innermost stack_depth (default 16) frames of the script, profrun's own Lua files
+and sources starting with a prefix of stack_skip (e.g. {"@/usr/share/lua/"}) left out (the Source
+Location column, group_by_stack_n, export_stacks, the trace's "Call stack" and lua_function
+slices, which are exact while the stack fits stack_depth and split where it does not).
 "cuda" records the runtime's CUDA ops on the host timeline (kernels need CUPTI: not yet).
 ]]
 function M.profile(o)
@@ -153,7 +155,8 @@ function M.profile(o)
     record_shapes = o.record_shapes == true,
     profile_memory = o.profile_memory == true,
     with_stack = o.with_stack == true,
-    stack_depth = o.stack_depth or 5,
+    stack_depth = o.stack_depth or 16,
+    stack_skip = o.stack_skip or {},
     with_flops = o.with_flops == true,
     with_modules = o.with_modules == true,
     capacity = o.capacity or M.DEFAULT_CAPACITY,
@@ -186,7 +189,9 @@ function actions.prepare(p)
   S:set_event_capacity(p.capacity)
   S:set_memory_events(p.profile_memory)
   S:set_record_shapes(p.record_shapes)
-  S:set_with_stack(p.with_stack, OWN_SOURCES, p.stack_depth)
+  local skip = { OWN_SOURCES }
+  for _, prefix in ipairs(p.stack_skip) do skip[#skip + 1] = prefix end
+  S:set_with_stack(p.with_stack, skip, p.stack_depth)
 end
 
 function actions.start(p)

@@ -60,3 +60,4 @@ if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
   printf '%s\n' "$tp"
   printf '%s\n' "$tp" | awk '$2 == "overhead" { printf "torch.profiler overhead on the step: %+.1f %%\n", ($14 - 1) * 100 }'
 fi
+$LUA scripts/tools/bench_long_run.lua

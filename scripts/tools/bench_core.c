@@ -2,6 +2,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "prof.h"
 
@@ -93,7 +96,7 @@ int main(void) {
   }
   /* A user range push + pop with its event kept, and one raw read of the clock beside it: a pair
      reads the clock twice. */
-  double ranges[RUNS], clock_read[RUNS];
+  double ranges[RUNS], clock_read[RUNS], tsc_read[RUNS], idle[RUNS];
   for (int r = 0; r < RUNS; r++) {
     volatile int64_t sink = 0;
     prof_start(S);
@@ -109,14 +112,32 @@ int main(void) {
     t0 = prof_now_ns();
     for (int i = 0; i < NE; i++) sink += prof_now_ns();
     clock_read[r] = ((double)(prof_now_ns() - t0) - clean[r] / 4) / NE;
+    /* the recorders' own tick source where the TSC is invariant (clock.h) */
+    t0 = prof_now_ns();
+#if defined(__x86_64__) || defined(__i386__)
+    for (int i = 0; i < NE; i++) sink += (int64_t)__rdtsc();
+#endif
+    tsc_read[r] = ((double)(prof_now_ns() - t0) - clean[r] / 4) / NE;
+    /* the path a host's annotations take while no window records: the session is idle */
+    t0 = prof_now_ns();
+    for (int i = 0; i < NE; i++) {
+      sink += i;
+      PROF_RANGE_PUSH(S, "model_forward");
+      PROF_RANGE_POP(S);
+    }
+    idle[r] = (double)(prof_now_ns() - t0) / NE;   /* the loop included: an upper bound */
   }
   printf("C   module enter+exit        %7.1f ns per call   (median of %d runs of %d)\n",
          median(enter_exit, RUNS), RUNS, N);
   printf("C   op record (linear)       %7.1f ns per op\n", median(rec_linear, RUNS));
   printf("C   op record (custom)       %7.1f ns per op\n", median(rec_custom, RUNS));
   printf("C   op begin+end, event kept %7.1f ns per op\n", median(bracketed, RUNS));
-  printf("C   range push+pop, kept     %7.1f ns per pair (one clock read: %.1f ns)\n",
-         median(ranges, RUNS), median(clock_read, RUNS));
+  printf("C   range push+pop, kept     %7.1f ns per pair (one clock read: TSC %.1f ns, "
+         "clock_gettime %.1f ns)\n", median(ranges, RUNS), median(tsc_read, RUNS),
+         median(clock_read, RUNS));
+  printf("C   range push+pop, idle     %7.1f ns per pair, loop included (no window; under "
+         "PROF_DISABLE no code)\n",
+         median(idle, RUNS));
   printf("C   clean loop               %7.2f ns per iteration (subtracted)\n", median(clean, RUNS) / N);
   prof_close(S);
   return bad;

@@ -32,6 +32,15 @@ function M.read(path)
   return s
 end
 
+-- Writes text to dir/name and returns that path (a spec's fixture file).
+function M.write(dir, name, text)
+  local path = dir .. "/" .. name
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
 function M.exists(path)
   return os.rename(path, path) ~= nil
 end
