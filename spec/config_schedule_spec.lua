@@ -23,12 +23,6 @@ local function windows(stdout)
   return out
 end
 
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
-
 describe("profiler.schedule.script in the config (issue 8 item 7)", function()
   it("every_n with args records exactly the steps its definition gives", function()
     -- every_n{every = 4, warmup = 1, active = 2} is schedule{wait = every - warmup - active = 1,
@@ -63,13 +57,13 @@ describe("profiler.schedule.script in the config (issue 8 item 7)", function()
 
   it("a script beside the config is found before scripts/schedules/, from any directory", function()
     local dir = run.tmpdir()
-    write(dir .. "/odd.lua", [[
+    run.write(dir, "odd.lua", [[
 return function(args)
   local s = require "prof.schedule"
   return function(step) return step % 2 == 1 and step < args.upto and s.RECORD_AND_SAVE or s.NONE end
 end
 ]])
-    write(dir .. "/c.json", '{"profiler": {"enabled": true, "schedule": {"script": "odd.lua", '
+    run.write(dir, "c.json", '{"profiler": {"enabled": true, "schedule": {"script": "odd.lua", '
       .. '"args": {"upto": 4}}}}')
     local r = run.profrun({ dir .. "/c.json", STEPS }, "/")
     run.rmdir_all(dir)
@@ -81,7 +75,7 @@ end
   it("a schedule name that is not found is a config error naming the key and the paths (exit 2)",
     function()
     local dir = run.tmpdir()
-    write(dir .. "/c.json", '{"profiler": {"enabled": true, "schedule": {"script": "evry_n"}}}')
+    run.write(dir, "c.json", '{"profiler": {"enabled": true, "schedule": {"script": "evry_n"}}}')
     local r = run.profrun({ dir .. "/c.json", STEPS })
     run.rmdir_all(dir)
     assert.equal(2, r.code)
@@ -108,7 +102,7 @@ end
   it("a broken script, args without a script, and rows beside a script are config errors",
     function()
     local dir = run.tmpdir()
-    write(dir .. "/five.lua", "return 5\n")
+    run.write(dir, "five.lua", "return 5\n")
     for _, c in ipairs({
       { '{"schedule": {"script": "five.lua"}}', "profiler.schedule.script: schedule script "
         .. dir .. "/five.lua must return function(args) -> function(step) -> action, got number" },
@@ -117,7 +111,7 @@ end
       { '{"schedule": {"script": "every_n", "args": {"every": 2}, "active": 3}}',
         "profiler.schedule.active: not used with profiler.schedule.script" },
     }) do
-      write(dir .. "/c.json", '{"profiler": ' .. c[1] .. "}")
+      run.write(dir, "c.json", '{"profiler": ' .. c[1] .. "}")
       local r = run.profrun({ dir .. "/c.json", STEPS })
       assert.equal(2, r.code, c[1])
       assert.equal("", r.stdout)
