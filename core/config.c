@@ -21,6 +21,8 @@
 ** into cfg->deepspeed as plain JSON for the Lua engine, which owns their policy.
 ** null is accepted, meaning "not set", where a row is nullable (the batch keys, device,
 ** output_file, format, report.script): DeepSpeed's own defaults for its keys are None.
+** "auto" (Hugging Face's placeholder) given to an int, number or bool row keeps the default and
+** is listed in cfg->auto_keys, so that the run can say so once.
 */
 
 #define PATH_SIZE 256          /* key paths in messages; longer ones are truncated */
@@ -111,6 +113,9 @@ static const char *describe(const cJSON *v, char *buf, size_t size) {
 }
 
 /* {====================== typed reads ======================} */
+
+static int copy_json(const Loader *L, const cJSON *v, prof_JsonValue *out);
+static void free_json(prof_State *S, prof_JsonValue *v);
 
 static int is_int64(double d) {
   return isfinite(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
@@ -229,6 +234,47 @@ static int read_strings(const Loader *L, const cJSON *v, const prof_ConfigKey *k
   return PROF_OK;
 }
 
+/*
+** Duplicate keys anywhere inside v, the free-form object at path: DeepSpeed refuses them in its
+** sections, and a script's arguments deserve the same (one of the two would be lost silently).
+*/
+static int check_duplicates(const Loader *L, const cJSON *v, const char *path) {
+  const cJSON *e;
+  char sub[PATH_SIZE];
+  int i = 0;
+  cJSON_ArrayForEach(e, v) {
+    if (cJSON_IsObject(v)) {
+      snprintf(sub, sizeof sub, "%s.%s", path, e->string);
+      for (const cJSON *prev = v->child; prev != e; prev = prev->next)
+        if (strcmp(prev->string, e->string) == 0) return fail(L, sub, "duplicate key \"%s\"", sub);
+    } else {
+      snprintf(sub, sizeof sub, "%s[%d]", path, i++);
+    }
+    if (cJSON_IsObject(e) || cJSON_IsArray(e)) TRY(check_duplicates(L, e, sub));
+  }
+  return PROF_OK;
+}
+
+/* An object replacing *out, copied as plain JSON; null unsets where k allows. */
+static int read_object(const Loader *L, const cJSON *v, const prof_ConfigKey *k,
+                       prof_JsonValue **out) {
+  char got[64];
+  prof_JsonValue *obj;
+  if (!(cJSON_IsObject(v) || (k->nullable && cJSON_IsNull(v))))
+    return fail(L, k->path, "%s: expected an object%s, got %s", k->path,
+                k->nullable ? " or null" : "", describe(v, got, sizeof got));
+  if (cJSON_IsObject(v)) TRY(check_duplicates(L, v, k->path));
+  if (*out != NULL) {
+    free_json(L->S, *out);
+    profI_free(L->S, *out, sizeof **out);
+    *out = NULL;
+  }
+  if (cJSON_IsNull(v)) return PROF_OK;
+  if ((obj = *out = profI_alloc(L->S, sizeof *obj)) == NULL) return oom(L);
+  memset(obj, 0, sizeof *obj);  /* from here prof_config_free can release a half-filled copy */
+  return copy_json(L, v, obj);
+}
+
 /* Reads v into the field of cfg that schema row k names. */
 static int read_row(const Loader *L, const cJSON *v, const prof_ConfigKey *k, prof_Config *cfg) {
   char *at = (char *)cfg + k->offset;
@@ -248,6 +294,7 @@ static int read_row(const Loader *L, const cJSON *v, const prof_ConfigKey *k, pr
     case PROF_CONFIG_STRINGS:
       return read_strings(L, v, k, (char ***)(void *)at,
                           (int32_t *)(void *)((char *)cfg + k->count_offset));
+    case PROF_CONFIG_OBJECT: return read_object(L, v, k, (prof_JsonValue **)(void *)at);
     case PROF_CONFIG_SECTION: break;
   }
   return PROF_OK;
@@ -353,11 +400,43 @@ static int apply_defaults(const Loader *L, prof_Config *cfg) {
   return PROF_OK;
 }
 
+/*
+** Whether v is "auto" given to a row that cannot hold a string: Hugging Face's DeepSpeed
+** integration writes it for the batch keys (its Trainer fills them in); without a Trainer it can
+** only mean "choose the default", so the row keeps its default and the run says so.
+*/
+static int is_auto(const cJSON *v, const prof_ConfigKey *k) {
+  return (k->type == PROF_CONFIG_INT || k->type == PROF_CONFIG_NUMBER ||
+          k->type == PROF_CONFIG_BOOL) && cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0;
+}
+
+/* cfg->auto_keys: the rows of root given as "auto", in schema order. */
+static int record_auto(const Loader *L, const cJSON *root, prof_Config *cfg) {
+  const prof_ConfigKey *k;
+  int32_t n = 0, j = 0;
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    const cJSON *v = k->type == PROF_CONFIG_SECTION ? NULL : lookup(root, k);
+    n += v != NULL && is_auto(v, k);
+  }
+  if (n == 0) return PROF_OK;
+  if ((cfg->auto_keys = profI_alloc(L->S, (size_t)n * sizeof *cfg->auto_keys)) == NULL)
+    return oom(L);
+  memset(cfg->auto_keys, 0, (size_t)n * sizeof *cfg->auto_keys);
+  cfg->n_auto_keys = n;
+  for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
+    const cJSON *v = k->type == PROF_CONFIG_SECTION ? NULL : lookup(root, k);
+    if (v == NULL || !is_auto(v, k)) continue;
+    if ((cfg->auto_keys[j++] = profI_strdup(L->S, k->path)) == NULL) return oom(L);
+  }
+  return PROF_OK;
+}
+
 static int read_rows(const Loader *L, const cJSON *root, prof_Config *cfg) {
   const prof_ConfigKey *k;
   for (int32_t i = 0; (k = prof_config_key(i)) != NULL; i++) {
     const cJSON *v;
     if (k->type == PROF_CONFIG_SECTION || (v = lookup(root, k)) == NULL) continue;
+    if (is_auto(v, k)) continue;  /* the default stays; record_auto lists it */
     TRY(read_row(L, v, k, cfg));
   }
   if (cfg->model_parallel_rank >= cfg->model_parallel_size)
@@ -473,6 +552,7 @@ static int record_deepspeed(const Loader *L, const cJSON *root, prof_Config *cfg
 static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
   TRY(check_object(L, root, ""));
   TRY(read_rows(L, root, cfg));
+  TRY(record_auto(L, root, cfg));
   TRY(record_unused(L, root, cfg));
   return record_deepspeed(L, root, cfg);
 }
@@ -734,8 +814,13 @@ void prof_config_free(prof_State *S, prof_Config *cfg) {
     if (k->type == PROF_CONFIG_STRING) profI_strfree(S, *(char **)(void *)at);
     if (k->type == PROF_CONFIG_STRINGS)
       free_strings(S, *(char ***)(void *)at, *(int32_t *)(void *)((char *)cfg + k->count_offset));
+    if (k->type == PROF_CONFIG_OBJECT && *(prof_JsonValue **)(void *)at != NULL) {
+      free_json(S, *(prof_JsonValue **)(void *)at);
+      profI_free(S, *(prof_JsonValue **)(void *)at, sizeof(prof_JsonValue));
+    }
   }
   free_strings(S, cfg->unused_keys, cfg->n_unused_keys);
+  free_strings(S, cfg->auto_keys, cfg->n_auto_keys);
   free_strings(S, cfg->forced_keys, cfg->n_forced_keys);
   if (cfg->deepspeed != NULL) {
     free_json(S, cfg->deepspeed);

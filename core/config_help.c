@@ -58,6 +58,7 @@ const char *prof_config_type_name(const prof_ConfigKey *k, char *buf, size_t siz
       if (k->choices != NULL) choices(k->choices, list, sizeof list);
       snprintf(buf, size, "[%s]", k->choices != NULL ? list : "string");
       break;
+    case PROF_CONFIG_OBJECT: snprintf(buf, size, "any object%s", null); break;
   }
   return buf;
 }

@@ -110,6 +110,12 @@ static const prof_ConfigKey rows[] = {
     .min = 0, .default_json = "0", .doc = "cycles (0: until the run ends)" },
   { .path = "profiler.schedule.skip_first", .type = PROF_CONFIG_INT, .offset = PR(skip_first),
     .min = 0, .default_json = "0", .doc = "steps skipped once, before the first cycle" },
+  { .path = "profiler.schedule.script", .type = PROF_CONFIG_STRING,
+    .offset = AT(schedule_script), .nullable = 1, .default_json = "null",
+    .doc = "a schedule script (scripts/schedules/NAME.lua or a path) instead of the rows above" },
+  { .path = "profiler.schedule.args", .type = PROF_CONFIG_OBJECT, .offset = AT(schedule_args),
+    .nullable = 1, .default_json = "null",
+    .doc = "the table given to the schedule script (every_n: {\"every\": 10})" },
 
   { .path = "parallel", .type = PROF_CONFIG_SECTION, .default_json = "{}",
     .doc = "model parallelism (Megatron layers)" },

@@ -801,6 +801,14 @@ typedef struct prof_Config {
   /* flops_profiler.detailed_backward (false): the deepspeed tree prints each module's measured
      backward too; here, not in prof_FlopsConfig, because the struct grows at its end */
   int detailed_backward;
+  /* The schema's int, number and bool keys given as "auto" (Hugging Face's DeepSpeed placeholder),
+     dotted paths in schema order: each keeps its default, and the run says so once */
+  char **auto_keys;
+  int32_t n_auto_keys;
+  /* profiler.schedule.script (NULL: the wait/warmup/active rows) and profiler.schedule.args, the
+     free-form object handed to that script (NULL when not set) */
+  char *schedule_script;
+  prof_JsonValue *schedule_args;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */
@@ -811,7 +819,9 @@ typedef enum prof_ConfigType {
   PROF_CONFIG_NUMBER,          /* double */
   PROF_CONFIG_STRING,          /* char *, NULL when not set */
   PROF_CONFIG_ENUM,            /* int: the index of the value in choices */
-  PROF_CONFIG_STRINGS          /* char ** with an int32_t count at count_offset */
+  PROF_CONFIG_STRINGS,         /* char ** with an int32_t count at count_offset */
+  PROF_CONFIG_OBJECT           /* prof_JsonValue *, NULL when not set: any JSON object, its
+                                  contents unchecked (a script's arguments) */
 } prof_ConfigType;
 
 /* One row of the schema that drives parsing, defaults, --set and profrun --help-config. */

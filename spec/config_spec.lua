@@ -21,7 +21,7 @@ describe("the config schema", function()
     assert.equal("", r.stderr)
     assert.equal(core.config_help(), r.stdout)
     local keys = core.config_keys()
-    assert.equal(39, #keys)
+    assert.equal(41, #keys)
     for _, k in ipairs(keys) do
       if k.type == "object" then
         assert.truthy(r.stdout:find("\n" .. k.path .. ": " .. k.doc .. "\n", 1, true), k.path)
@@ -35,6 +35,10 @@ describe("the config schema", function()
       1, true))
     assert.truthy(r.stdout:find("\n  profiler.activities                    [cpu|cuda]             "
       .. '["cpu"] ', 1, true))
+    assert.truthy(r.stdout:find("\n  profiler.schedule.script               string or null         "
+      .. "null      a schedule script", 1, true))
+    assert.truthy(r.stdout:find("\n  profiler.schedule.args                 any object or null     "
+      .. "null      the table given to the schedule script", 1, true))
   end)
 
   it("names a typo inside DeepSpeed's sections with the closest documented key (exit 2)", function()

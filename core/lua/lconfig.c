@@ -35,6 +35,8 @@ static const char *section_of(lua_State *L, int t, const char *path) {
   return seg;
 }
 
+static void push_json(lua_State *L, const prof_JsonValue *v);
+
 /* One schema row's value; absent (nil) where it is not set. Numbers stay floats, ints integers. */
 static void set_row(lua_State *L, int t, const prof_ConfigKey *k, const prof_Config *c) {
   const char *at = (const char *)c + k->offset;
@@ -53,6 +55,12 @@ static void set_row(lua_State *L, int t, const prof_ConfigKey *k, const prof_Con
     case PROF_CONFIG_NUMBER: lua_pushnumber(L, *(const double *)(const void *)at); break;
     case PROF_CONFIG_STRING: lua_pushstring(L, *(char *const *)(const void *)at); break;
     case PROF_CONFIG_ENUM: lua_pushstring(L, k->choices[*(const int *)(const void *)at]); break;
+    case PROF_CONFIG_OBJECT: {
+      const prof_JsonValue *v = *(prof_JsonValue *const *)(const void *)at;
+      if (v == NULL) lua_pushnil(L);
+      else push_json(L, v);
+      break;
+    }
     case PROF_CONFIG_STRINGS:
       set_list(L, key, *(char **const *)(const void *)at,
                *(const int32_t *)(const void *)((const char *)c + k->count_offset));
@@ -115,6 +123,7 @@ static void push_config(lua_State *L, const prof_Config *c) {
   }
   set_list(L, "unused_keys", c->unused_keys, c->n_unused_keys);
   set_list(L, "forced_keys", c->forced_keys, c->n_forced_keys);
+  set_list(L, "auto_keys", c->auto_keys, c->n_auto_keys);
 }
 
 /* core.load_config(path|nil, {"a.b=v", ...}) -> config | nil, message, "io"|"config" */

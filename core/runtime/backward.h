@@ -98,4 +98,14 @@ int pr_ein_term_has(const pr_EinTerm *t, int id);
 pr_Tensor *pr_ein_distinct(pr_Runtime *rt, const pr_Tensor *x, const pr_EinTerm *t, pr_EinTerm *u);
 void pr_ein_render(int nin, const pr_EinTerm *in, const pr_EinTerm *out, char *buf);
 
+/*
+** The dtype of a new gradient for t, or of what a forward saves from t for its backward: float32
+** where the device holds values (its kernels compute in float32 only), t's own where it holds
+** none (meta), so that a float16 model's gradients meet its float16 weights in the backward's
+** matmuls and count 2-byte elements.
+*/
+static inline int pr_grad_dtype(const pr_Tensor *t) {
+  return pr_holds_values(t) ? PROF_F32 : t->dtype;
+}
+
 #endif

@@ -26,7 +26,7 @@ static pr_Tensor *ein_grad(pr_Runtime *rt, int nops, const pr_EinTerm *in, const
     if (shape[i] == 1) shape[i] = xv->shape[i];   /* letters k alone had, or broadcast to it */
   pr_Tensor *e = v ? pr_expand(rt, v, u.n, shape) : NULL;
   pr_Tensor *s = e ? pr_sum_to(rt, e, xv) : NULL;
-  pr_Tensor *gx = s ? pr_tensor_new(rt, x->ndim, x->shape, PROF_F32, x->device) : NULL;
+  pr_Tensor *gx = s ? pr_tensor_new(rt, x->ndim, x->shape, pr_grad_dtype(x), x->device) : NULL;
   pr_Tensor *d = gx ? pr_ein_distinct(rt, gx, &in[k], &u) : NULL;
   if (d != NULL && PR_K(d)->copy_into(rt, d, s) != 0) pr_tensor_release(gx), gx = NULL;
   pr_tensor_release(xv);

@@ -193,7 +193,7 @@ pr_Tensor *pr_mse_loss(pr_Runtime *rt, const pr_Tensor *input, const pr_Tensor *
   int grad = pr_needs_grad(rt, input, target, NULL);
   int rc = 0;
   if (pr_holds_values(out) || grad) {
-    d = pr_tensor_new(rt, ndim, shape, PROF_F32, input->device);
+    d = pr_tensor_new(rt, ndim, shape, pr_grad_dtype(input), input->device);
     if (d == NULL || PR_K(out)->mse(rt, input, target, reduction, d, out) != 0) rc = PR_ERR;
   }
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) goto fail;

@@ -15,18 +15,23 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   for (int i = 0; i < 2; i++) {
     const pr_Tensor *like = n->inputs[i];
     if (like != NULL &&
-        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, PROF_F32, like->device)) == NULL)
+        (gin[i] = pr_tensor_new(rt, like->ndim, like->shape, pr_grad_dtype(like),
+                                like->device)) == NULL)
       return PR_ERR;
   }
   int64_t numel = p.N * p.C * p.S, rows = p.N * p.S, flops;
+  /* the element size of g, the log-probabilities and the input gradients (pr_grad_dtype) */
+  int64_t gsize = (int64_t)prof_dtype_size(g->dtype);
+  int64_t esize = (int64_t)prof_dtype_size(pr_grad_dtype(n->inputs[0] ? n->inputs[0] : t));
   if (p.nll) flops = rows;
   else if (p.soft) flops = numel * (5 + (gin[1] ? 3 : 0));
   else flops = numel * (p.smoothing > 0 ? 7 : 3);
   prof_Op work;
   if (pr_work_begin(rt, &work, pr_backward_name(rt, n->name), 0, flops,
-                    4 * (pr_numel(g) + (p.nll ? 0 : numel)) +
-                        (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) + (w ? 4 * p.C : 0),
-                    4 * (numel + (gin[1] ? numel : 0))) != 0)
+                    gsize * pr_numel(g) + (p.nll ? 0 : esize * numel) +
+                        (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) +
+                        (w ? (int64_t)prof_dtype_size(w->dtype) * p.C : 0),
+                    esize * (numel + (gin[1] ? numel : 0))) != 0)
     return PR_ERR;
   if (!pr_holds_values(t)) return pr_op_close(rt, &work, 0);
   pr_Tensor *gc = pr_contiguous_data(rt, g);
@@ -48,15 +53,17 @@ int pr_mse_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   const pr_Tensor *d = n->saved[0];
   int reduction = (int)n->args.i[0];
   int64_t numel = pr_numel(d);
-  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device);
-  pr_Tensor *neg = gd && n->inputs[1] ? pr_tensor_new(rt, d->ndim, d->shape, PROF_F32, d->device)
-                                       : NULL;
+  pr_Tensor *gd = pr_tensor_new(rt, d->ndim, d->shape, pr_grad_dtype(d), d->device);
+  pr_Tensor *neg = gd && n->inputs[1]
+                       ? pr_tensor_new(rt, d->ndim, d->shape, pr_grad_dtype(d), d->device)
+                       : NULL;
   int rc = PR_ERR;
   if (gd == NULL || (n->inputs[1] && neg == NULL)) goto end;
   /* 2·d·s per element, and a negation for the target */
   prof_Op work;
+  int64_t esize = (int64_t)prof_dtype_size(gd->dtype), gsize = (int64_t)prof_dtype_size(g->dtype);
   if (pr_work_begin(rt, &work, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
-                     4 * (numel + pr_numel(g)), 4 * numel * (1 + (neg != NULL))) != 0)
+                     esize * numel + gsize * pr_numel(g), esize * numel * (1 + (neg != NULL))) != 0)
     goto end;
   if (pr_op_close(rt, &work, PR_K(d)->mse_backward(rt, d, g, reduction, gd, neg)) != 0) goto end;
   rc = 0;

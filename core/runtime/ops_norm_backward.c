@@ -3,9 +3,9 @@
 
 #include "backward.h"
 
-/* A new tensor of t's shape on its device, float32 gradients. */
+/* A new tensor of t's shape on its device, for t's gradient (pr_grad_dtype). */
 static pr_Tensor *grad_like(pr_Runtime *rt, const pr_Tensor *t) {
-  return pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device);
+  return pr_tensor_new(rt, t->ndim, t->shape, pr_grad_dtype(t), t->device);
 }
 
 /*
@@ -48,8 +48,10 @@ int pr_embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
   /* one add per gathered element; reads g and the indices, writes the table */
   int64_t rows = pr_numel(idx), d = w->shape[1];
   prof_Op work;
+  int64_t gsize = (int64_t)prof_dtype_size(g->dtype), wsize = (int64_t)prof_dtype_size(gin[1]->dtype);
   if (pr_work_begin(rt, &work, "embedding_backward", 0, rows * d,
-                    4 * rows * d + rows * prof_dtype_size(idx->dtype), 4 * pr_numel(w)) != 0)
+                    gsize * rows * d + rows * prof_dtype_size(idx->dtype),
+                    wsize * pr_numel(w)) != 0)
     return PR_ERR;
   return pr_op_close(rt, &work,
                      PR_K(w)->embedding_backward(rt, idx, g, n->args.i[0], gin[1]));

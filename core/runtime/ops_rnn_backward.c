@@ -26,7 +26,7 @@ int pr_rnn_pack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   for (int i = 0; i < 3 && rc == 0; i++) {
     const pr_Tensor *w = n->inputs[i];
     if (w == NULL) continue;
-    gin[i] = pr_tensor_new(rt, w->ndim, w->shape, PROF_F32, w->device);
+    gin[i] = pr_tensor_new(rt, w->ndim, w->shape, pr_grad_dtype(w), w->device);
     if (gin[i] == NULL) rc = PR_ERR;
     else if (pr_holds_values(w))
       rc = w->be->copy(w->be, pr_f32(gin[i]), pr_f32(gc) + n->args.i[i],
@@ -93,7 +93,8 @@ int pr_rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **
   const pr_Tensor *ws = n->saved[0], *W = n->saved[1];
   for (int i = 0; i < 4; i++) {
     const pr_Tensor *t = n->inputs[i];
-    if (t != NULL && (gin[i] = pr_tensor_new(rt, t->ndim, t->shape, PROF_F32, t->device)) == NULL)
+    if (t != NULL &&
+        (gin[i] = pr_tensor_new(rt, t->ndim, t->shape, pr_grad_dtype(t), t->device)) == NULL)
       return PR_ERR;
   }
   int64_t wrote = 0;

@@ -175,7 +175,7 @@ static pr_Tensor *sdpa_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
   int64_t numel = 1;
   for (int i = 0; i < nb + 2; i++) numel *= sshape[i];
   numel *= drop ? 2 : 1;
-  pr_Tensor *pa = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device);
+  pr_Tensor *pa = pr_tensor_new(rt, 1, &numel, pr_grad_dtype(q), out->device);
   int rc = pa == NULL || (cpu && sdpa_cpu(rt, q, k, v, a, scale, nb, sshape, group, pa, out) != 0)
                ? PR_ERR : 0;
   if ((out = pr_op_end(rt, op, out, rc)) == NULL) {

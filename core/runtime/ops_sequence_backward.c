@@ -52,11 +52,12 @@ int pr_sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
     gs = pr_tensor_retain((pr_Tensor *)g);
   }
   if (gs == NULL || (gA = mm_t(rt, gs, vv, 0, 1)) == NULL) goto end;
-  if ((gS = pr_tensor_new(rt, gA->ndim, gA->shape, PROF_F32, gA->device)) == NULL) goto end;
+  if ((gS = pr_tensor_new(rt, gA->ndim, gA->shape, pr_grad_dtype(gA), gA->device)) == NULL) goto end;
   /* per score: the dropout mask (1), gP·P and its row sum (2), the difference, ·P and ·scale (3) */
   prof_Op work;
+  int64_t esize = (int64_t)prof_dtype_size(gS->dtype);   /* P, A, gA and gS share it */
   if (pr_work_begin(rt, &work, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
-                     4 * numel * (2 + drop), 4 * numel) != 0)
+                     esize * numel * (2 + drop), esize * numel) != 0)
     goto end;
   if (pr_holds_values(gS))
     PR_K(gS)->attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),

@@ -3,6 +3,7 @@
 local core = require "prof.core"
 local config_check = require "prof.config_check"
 local ds_optimizer = require "prof.ds_optimizer"
+local notes = require "prof.notes"
 
 local M = {}
 
@@ -53,10 +54,20 @@ function M.load(path, overrides)
   return cfg
 end
 
+-- The note for the core's keys given as "auto" (the C loader kept their defaults and listed
+-- them); DeepSpeed's own sections note theirs where the engine applies them.
+local function note_auto(keys)
+  if keys == nil or #keys == 0 then return end
+  notes.once("auto:schema", string.format('%s %s "auto" (Hugging Face\'s placeholder): %s the '
+    .. "default (profrun --help-config lists it)", table.concat(keys, ", "),
+    #keys == 1 and "is" or "are", #keys == 1 and "it keeps" or "each keeps"))
+end
+
 -- Installs a config table from M.load (profrun does this before the script runs); its device
--- becomes the default device (meta when it names none).
+-- becomes the default device (meta when it names none). Keys given as "auto" are noted once.
 function M.set(cfg)
   install(cfg)
+  note_auto(cfg.auto_keys)
   core.set_default_device(cfg.device or "meta")
   core.set_forced_device(forced.device and cfg.device or nil)
 end

@@ -3,7 +3,8 @@
 The C loader checks types and ranges; what it cannot know is checked here, when the config is
 loaded, so that a mistake is a config error (exit 2) before the script runs, not a traceback
 after it: the device must be usable in this build, flops_profiler.format a report that exists,
-and every script the config names (flop rules, ignore lists, report scripts) must be found.
+and every script the config names (flop rules, ignore lists, report scripts, the schedule) must
+be found; a schedule script is also built once with its args, so a broken one fails here.
 A script path written in the config file is read against that file's folder first, then
 scripts/<kind>/ (DeepSpeed users keep their configs beside their code); one given by --set is
 read against the current directory. Found paths replace the names, so later stages open exactly
@@ -77,6 +78,42 @@ local function check_report(report, base)
   return true
 end
 
+-- The schedule's rows at their defaults (torch.profiler.schedule's but active, which is required
+-- there): a schedule script replaces them, so values given beside one would be silently unused.
+local ROW_DEFAULTS = { wait = 0, warmup = 0, active = 1, ["repeat"] = 0, skip_first = 0 }
+
+local function check_schedule(profiler, base)
+  local sc = profiler ~= nil and profiler.schedule or nil
+  if sc == nil then return true end
+  if sc.script == nil then
+    if sc.args ~= nil then
+      return nil, "profiler.schedule.args: given without profiler.schedule.script (the wait, "
+        .. "warmup, active, repeat and skip_first keys take no args)"
+    end
+    return true
+  end
+  for k, default in pairs(ROW_DEFAULTS) do
+    if sc[k] ~= nil and sc[k] ~= default then
+      return nil, string.format("profiler.schedule.%s: not used with profiler.schedule.script "
+        .. "(give it to the script in profiler.schedule.args)", k)
+    end
+  end
+  local p, err = find("schedules", "schedule script", "profiler.schedule.script", sc.script, base)
+  if p == nil then return nil, err end
+  -- built once and dropped (schedules keep state): its warnings are for the run, not the check
+  local schedule = require "prof.schedule"
+  local warn = schedule.warn
+  schedule.warn = function() end
+  local fn, lerr = schedule.load(p, sc.args)
+  schedule.warn = warn
+  if fn == nil then
+    return nil, string.format("profiler.schedule.script: %s (with profiler.schedule.args %s)",
+      lerr, sc.args == nil and "not set" or "as given")
+  end
+  sc.script = p
+  return true
+end
+
 --[[
 Checks cfg (core.load_config's table, loaded from file, nil: defaults only) in place, resolving
 script names to paths. blame(key) says where key's value came from: the "--set ..." that gave
@@ -97,6 +134,8 @@ function M.check(cfg, file, blame)
     { "flops_profiler.ignore_modules",
       function() return check_ignore(fp, base("flops_profiler.ignore_modules")) end },
     { "report.script", function() return check_report(cfg.report, base("report.script")) end },
+    { "profiler.schedule",
+      function() return check_schedule(cfg.profiler, base("profiler.schedule.script")) end },
   }
   for _, c in ipairs(checks) do
     local ok, err = c[2]()

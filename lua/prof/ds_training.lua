@@ -79,7 +79,9 @@ local function is_float(t)
   return t.dtype == "float32" or t.dtype == "float64" or t.dtype == "float16" or t.dtype == "bfloat16"
 end
 
--- Casts model's floating parameters and buffers to dt in place (shared ones once).
+-- Casts model's floating parameters and buffers to dt in place (shared ones once). Each cast
+-- parameter is a new leaf (detached first: a cast that autograd records would send the gradients
+-- back to the float32 original); returns the map original -> cast.
 local function cast_module(model, dt)
   local nn = require "prof.nn"
   local done = {}
@@ -89,13 +91,29 @@ local function cast_module(model, dt)
     for _, key in ipairs(rawget(m, "_params")) do
       local p = rawget(slots, key)
       if p ~= nil and is_float(p) then
-        done[p] = done[p] or nn.Parameter(core.to(p, dt), p.requires_grad)
+        done[p] = done[p] or nn.Parameter(core.to(p:detach(), dt), p.requires_grad)
         m[key] = done[p]
       end
     end
     for _, key in ipairs(rawget(m, "_buffers")) do
       local b = rawget(m, key)
       if b ~= nil and core.is_tensor(b) and is_float(b) then rawset(m, key, core.to(b, dt)) end
+    end
+  end
+  return done
+end
+
+-- DeepSpeed's module.half() changes the parameters the optimizer already holds; here the cast
+-- ones are new tensors, so the optimizer's groups (and any state) move to them.
+local function rebind_optimizer(opt, cast)
+  if opt == nil or opt.param_groups == nil then return end
+  for _, group in ipairs(opt.param_groups) do
+    for i, p in ipairs(group.params) do
+      local q = cast[p]
+      if q ~= nil then
+        group.params[i] = q
+        if opt.state ~= nil and opt.state[p] ~= nil then opt.state[q], opt.state[p] = opt.state[p], nil end
+      end
     end
   end
 end
@@ -108,7 +126,7 @@ function M.setup(e)
   local device = (e.module:parameters()[1] or {}).device or core.default_device()
   if dt ~= nil then
     if device == "meta" then
-      cast_module(e.module, dt)
+      rebind_optimizer(e.optimizer, cast_module(e.module, dt))
       e.dtype = dt
     else
       notes.once("dtype:" .. dt, string.format("%s: the %s device computes in float32 (its kernels' only "

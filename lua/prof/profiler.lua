@@ -457,6 +457,15 @@ naming) or, for the last window, to trace_file, when the build has the trace wri
 function M.start_global(section, out)
   out = out or io.stdout
   local sc = section.schedule or {}
+  -- profiler.schedule.script (found and tried when the config was loaded) replaces the rows
+  local sched
+  if sc.script ~= nil then
+    local err
+    sched, err = schedule.load(sc.script, sc.args)
+    if sched == nil then error("profiler.schedule.script: " .. err, 2) end
+  elseif not default_schedule(sc) then
+    sched = schedule.schedule(sc)
+  end
   local handler
   if section.output_dir ~= nil then
     handler = M.tensorboard_trace_handler(section.output_dir, nil, false)
@@ -464,7 +473,7 @@ function M.start_global(section, out)
   local windows = 0
   local p = M.profile{
     activities = section.activities,
-    schedule = not default_schedule(sc) and schedule.schedule(sc) or nil,
+    schedule = sched,
     record_shapes = section.record_shapes, profile_memory = section.profile_memory,
     with_stack = section.with_stack, with_flops = section.with_flops,
     with_modules = section.with_modules,

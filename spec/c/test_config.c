@@ -844,6 +844,79 @@ static void test_oom(void) {
   }
 }
 
+/* Hugging Face's "auto" for the schema's typed keys keeps their defaults and is listed, in
+   schema order (the file has them in another); a string row still refuses it. */
+static void test_auto(void) {
+  static const char *const want[] = {
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"
+  };
+  static const char *const ov[] = { "flops_profiler.top_modules=\"auto\"" };
+  prof_State *S;
+  prof_Config *cfg = NULL;
+  long steps;
+  T_EQ_INT(load(FIX "hf_auto_zero2.json", NULL, 0, &cfg, &S), PROF_OK);
+  if (cfg != NULL) {
+    expect_keys(cfg->auto_keys, cfg->n_auto_keys, want, N(want));
+    T_EQ_INT(cfg->train_batch_size, 0);           /* not set: DeepSpeed's None */
+    T_EQ_INT(cfg->train_micro_batch_size_per_gpu, 0);
+    T_EQ_INT(cfg->gradient_accumulation_steps, 0);
+  } else {
+    T_FAIL_("%s", prof_errmsg(S));
+  }
+  done(S, cfg);
+  if ((cfg = with(&S, ov, N(ov))) != NULL) {
+    T_EQ_INT(cfg->flops_profiler.top_modules, 1);  /* the row's default, not the file's */
+    T_EQ_INT(cfg->n_auto_keys, 1);
+    if (cfg->n_auto_keys == 1) T_EQ_STR(cfg->auto_keys[0], "flops_profiler.top_modules");
+  }
+  done(S, cfg);
+  expect_set_error("device=auto", "device: expected one of \"meta\", \"cpu\", \"cuda\", got "
+                   "string \"auto\"");
+  expect_set_error("flops_profiler.conventions=auto", "flops_profiler.conventions: expected one "
+                   "of \"exact\", \"deepspeed\", got string \"auto\"");
+  oom_sweep(FIX "hf_auto_zero2.json", NULL, 0, PROF_OK, NULL, &steps);
+  T_CHECK(steps > 10);  /* cfg, buffer, 3 auto keys and their list, unused keys, DeepSpeed's */
+}
+
+/* profiler.schedule.args: any object, copied in file order, nested values kept; not an object,
+   a duplicate key inside or a NUL is refused with the key path. */
+static void test_schedule_args(void) {
+  static const char *const ov[] = {
+    "profiler.schedule.script=every_n",
+    "profiler.schedule.args={\"every\": 4, \"warmup\": 1, \"nested\": {\"a\": [1, \"x\"]}}"
+  };
+  prof_State *S;
+  prof_Config *cfg;
+  long steps;
+  if ((cfg = with(&S, ov, N(ov))) != NULL) {
+    const prof_JsonValue *a = cfg->schedule_args;
+    T_EQ_STR(cfg->schedule_script, "every_n");
+    T_CHECK(a != NULL && a->type == PROF_JSON_OBJECT && a->n_items == 3);
+    if (a != NULL && a->n_items == 3) {
+      T_EQ_STR(a->items[0].key, "every");
+      T_NEAR(a->items[0].number, 4.0, 0.0);
+      T_EQ_STR(a->items[1].key, "warmup");
+      T_EQ_STR(a->items[2].key, "nested");
+      T_EQ_INT(a->items[2].type, PROF_JSON_OBJECT);
+      T_EQ_INT(a->items[2].items[0].type, PROF_JSON_ARRAY);
+      T_EQ_STR(a->items[2].items[0].items[1].string, "x");
+    }
+  }
+  done(S, cfg);
+  expect_set_error("profiler.schedule.args=5",
+                   "profiler.schedule.args: expected an object or null, got number 5");
+  expect_set_error("profiler.schedule.args=\"every=3\"",
+                   "profiler.schedule.args: expected an object or null, got string \"every=3\"");
+  expect_set_error("profiler.schedule.args={\"n\": {\"a\": 1, \"a\": 2}}",
+                   "duplicate key \"profiler.schedule.args.n.a\"");
+  expect_set_error("profiler.schedule.args={\"a\\u0000b\": 1}",
+                   "a NUL character (\\u0000) in a string: no key or path may hold one");
+  expect_set_error("profiler.schedule.script=3",
+                   "profiler.schedule.script: expected a string or null, got number 3");
+  oom_sweep(NULL, ov, N(ov), PROF_OK, NULL, &steps);
+  T_CHECK(steps > 8);  /* the keys and values of args, the script, override copies, forced keys */
+}
+
 int main(void) {
   T_RUN(test_defaults);
   T_RUN(test_minimal);
@@ -870,5 +943,7 @@ int main(void) {
   T_RUN(test_key_tables);
   T_RUN(test_model_parallel_rank);
   T_RUN(test_oom);
+  T_RUN(test_auto);
+  T_RUN(test_schedule_args);
   return T_DONE();
 }

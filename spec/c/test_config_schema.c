@@ -68,6 +68,23 @@ static void expect_field(const prof_Config *cfg, const prof_ConfigKey *k, const 
       }
       break;
     }
+    case PROF_CONFIG_OBJECT: {
+      const prof_JsonValue *o = *(prof_JsonValue *const *)(const void *)at;
+      const cJSON *e;
+      int32_t i = 0;
+      if (cJSON_IsNull(v)) {
+        T_CHECK(o == NULL);
+        break;
+      }
+      T_CHECK(o != NULL && o->type == PROF_JSON_OBJECT);
+      if (o == NULL) break;
+      T_EQ_INT(o->n_items, cJSON_GetArraySize(v));
+      cJSON_ArrayForEach(e, v) {   /* keys in file order */
+        if (i < o->n_items) T_EQ_STR(o->items[i].key, e->string);
+        i++;
+      }
+      break;
+    }
   }
 }
 
@@ -84,7 +101,7 @@ static void test_rows(void) {
       T_CHECK(sec != NULL && sec->type == PROF_CONFIG_SECTION && sec < k);
     }
   }
-  T_EQ_INT(n, 39);
+  T_EQ_INT(n, 41);
   T_EQ_INT(sections, 5);  /* flops_profiler, profiler, profiler.schedule, parallel, report */
   T_CHECK(prof_config_key(-1) == NULL);
   T_CHECK(prof_config_key(n) == NULL);
@@ -140,6 +157,10 @@ static void wrong_value(const prof_ConfigKey *k, char *ov, size_t size, const ch
     case PROF_CONFIG_STRINGS:
       snprintf(ov, size, "%s=3", k->path);
       *want = "expected an array of strings, got number 3";
+      break;
+    case PROF_CONFIG_OBJECT:
+      snprintf(ov, size, "%s=[1]", k->path);
+      *want = "expected an object or null, got an array";
       break;
     case PROF_CONFIG_SECTION:
       snprintf(ov, size, "%s=3", k->path);
@@ -211,6 +232,7 @@ static void other_value(const prof_ConfigKey *k, char *buf, size_t size) {
       if (k->choices != NULL) snprintf(buf, size, "[\"%s\", \"%s\"]", k->choices[1], k->choices[0]);
       else snprintf(buf, size, "[\"a\", \"b.c\"]");
       break;
+    case PROF_CONFIG_OBJECT: snprintf(buf, size, "{\"every\": 3, \"tags\": [\"a\"]}"); break;
     case PROF_CONFIG_SECTION: snprintf(buf, size, "{}"); break;
   }
 }

@@ -64,7 +64,8 @@ end
 -- x only gives the dtype; position_ids [B, T] -> cos, sin [B, T, head_dim]
 function LlamaRotaryEmbedding:forward(x, position_ids)
   local b = position_ids:size(0)
-  local inv = self.inv_freq:view(1, -1, 1):expand(b, -1, 1)
+  -- .float() as transformers writes it: a half() model keeps its rotary angles in float32
+  local inv = self.inv_freq:to("float32"):view(1, -1, 1):expand(b, -1, 1)
   local pos = position_ids:unsqueeze(1):to("float32")
   local freqs = T.matmul(inv, pos):transpose(1, 2)
   local emb = T.cat({ freqs, freqs }, -1)
