@@ -71,11 +71,15 @@ static void set_paths(lua_State *L, const char *root) {
 ** exit() (atexit). A SIGKILLed run's temporaries carry its pid; the next staging beside them
 ** removes them (atomic_file.c).
 */
-#define GUARD_MAX 256   /* staged files tracked at once; past that a file is only cleaned by Lua */
+/* One staged file as the handler needs it: its three paths in one allocation. */
+typedef struct GuardFile {
+  const char *target, *tmp, *made;
+} GuardFile;
 
 typedef struct Guard {
-  prof_Staged *files[GUARD_MAX];   /* in staging order; NULL: committed or discarded */
-  int n;                           /* slots used (reset when all are free) */
+  GuardFile **files;               /* in staging order; NULL: committed or discarded */
+  int n, cap;                      /* slots used (back to 0 when all are free), allocated */
+  prof_Staged scratch;             /* the handler's copy: prof_discard_file takes a prof_Staged */
   sigset_t caught;                 /* the signals with our handler */
   struct sigaction old[NSIG];      /* the dispositions they had */
 } Guard;
@@ -88,9 +92,22 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 /* Async-signal-safe: unlink and rmdir through prof_discard_file, latest first (a directory made
    for an earlier file may hold a later one). */
+static void copy_path(char *dst, const char *src) {
+  size_t n = strlen(src);
+  if (n >= PROF_PATH_SIZE) n = 0;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
 static void guard_discard_all(Guard *g) {
-  for (int i = g->n - 1; i >= 0; i--)
-    if (g->files[i] != NULL) prof_discard_file(g->files[i]);
+  for (int i = g->n - 1; i >= 0; i--) {
+    const GuardFile *f = g->files[i];
+    if (f == NULL) continue;
+    copy_path(g->scratch.target, f->target);
+    copy_path(g->scratch.tmp, f->tmp);
+    copy_path(g->scratch.made, f->made);
+    prof_discard_file(&g->scratch);
+  }
 }
 
 static void on_signal(int sig, siginfo_t *info, void *uctx) {
@@ -139,31 +156,49 @@ static void guard_block(Guard *g, int on, sigset_t *prev) {
   sigprocmask(on ? SIG_BLOCK : SIG_SETMASK, on ? &g->caught : prev, on ? prev : NULL);
 }
 
-static void copy_field(lua_State *L, int idx, const char *key, char *dst) {
-  size_t n;
-  lua_getfield(L, idx, key);
-  const char *s = lua_tolstring(L, -1, &n);
-  if (s == NULL || n >= PROF_PATH_SIZE) n = 0;
-  if (n > 0) memcpy(dst, s, n);
-  dst[n] = '\0';
-  lua_pop(L, 1);
-}
-
-/* guard.add(staged) -> slot | nil (the list is full): staged is prof.core.stage_file's table. */
+/* guard.add(staged) -> slot | nil (out of memory): staged is prof.core.stage_file's table. */
 static int g_add(lua_State *L) {
   Guard *g = lua_touserdata(L, lua_upvalueindex(1));
   luaL_checktype(L, 1, LUA_TTABLE);
-  if (g->n >= GUARD_MAX) return 0;
-  prof_Staged *st = malloc(sizeof *st);
-  if (st == NULL) return 0;
-  copy_field(L, 1, "target", st->target);
-  copy_field(L, 1, "tmp", st->tmp);
-  copy_field(L, 1, "made", st->made);
+  size_t len[3];
+  const char *str[3];
+  static const char *const keys[3] = {"target", "tmp", "made"};
+  for (int k = 0; k < 3; k++) {
+    lua_getfield(L, 1, keys[k]);
+    str[k] = luaL_optlstring(L, -1, "", &len[k]);
+  }
+  GuardFile *f = malloc(sizeof *f + len[0] + len[1] + len[2] + 3);
+  if (f == NULL) return 0;
+  char *p = (char *)(f + 1);
+  const char **dst[3] = {&f->target, &f->tmp, &f->made};
+  for (int k = 0; k < 3; k++) {
+    memcpy(p, str[k], len[k] + 1);
+    *dst[k] = p;
+    p += len[k] + 1;
+  }
+  lua_pop(L, 3);
+  GuardFile **grown = NULL, **old = NULL;
+  int cap = g->cap > 0 ? 2 * g->cap : 16;
+  if (g->n == g->cap) {
+    /* a new array swapped in while no signal can come: the handler never sees a freed one */
+    grown = malloc((size_t)cap * sizeof *grown);
+    if (grown == NULL) {
+      free(f);
+      return 0;
+    }
+    if (g->n > 0) memcpy(grown, g->files, (size_t)g->n * sizeof *grown);
+  }
   sigset_t prev;
   guard_block(g, 1, &prev);
+  if (grown != NULL) {
+    old = g->files;
+    g->files = grown;
+    g->cap = cap;
+  }
   int slot = g->n++;
-  g->files[slot] = st;
+  g->files[slot] = f;
   guard_block(g, 0, &prev);
+  free(old);
   lua_pushinteger(L, slot + 1);
   return 1;
 }
@@ -175,11 +210,11 @@ static int g_remove(lua_State *L) {
   if (slot < 0 || slot >= g->n) return 0;
   sigset_t prev;
   guard_block(g, 1, &prev);
-  prof_Staged *st = g->files[slot];
+  GuardFile *f = g->files[slot];
   g->files[slot] = NULL;
   while (g->n > 0 && g->files[g->n - 1] == NULL) g->n--;
   guard_block(g, 0, &prev);
-  free(st);
+  free(f);
   return 0;
 }
 

@@ -64,6 +64,13 @@ local more = {
   { name = "SIGINT with a trace and a report staged: both are removed",
     script = TRACE_THEN_WAIT, out = "$OUT/r/x.txt", code = 130,
     shell = signal_after_staging("INT") },
+  { name = "SIGTERM with 40 traces staged (the guard's list grows): all are removed",
+    script = [[
+local prof = require "prof"
+local p = prof.profile {}
+p:stop()
+for i = 1, 40 do assert(p:export_chrome_trace(arg[1] .. "/out/tr/t" .. i .. ".json")) end
+]] .. h.STAGED_THEN_WAIT, out = "$OUT/x.txt", code = 143, shell = signal_after_staging("TERM") },
   { name = "SIGTERM before anything is staged: nothing to remove, the run ends by SIGTERM",
     script = WAIT_FIRST, out = "$OUT/x.txt", code = 143, shell = signal_after_staging("TERM") },
   { name = "SIGKILL leaves its temporary; the next run on that output removes it",
