@@ -653,9 +653,50 @@ PROF_API int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, pr
 
 /*
 ** Writes text to path atomically: a temporary file beside it, then rename; missing parent
-** directories are created. On failure nothing is left at path or beside it. [may fail: PROF_ERRIO]
+** directories are created. A path that exists and is not a regular file is never replaced: a
+** character device or FIFO (/dev/null, a pipe) is written in place, a directory, block device or
+** socket is refused. A symbolic link is followed (the file it names is replaced, not the link).
+** On failure nothing is left at path or beside it, and directories made for it are removed; the
+** message names path (its middle shortened when long) and the reason (e.g. "No space left on
+** device"). [may fail: PROF_ERRIO]
 */
 PROF_API int prof_write_file_atomic(prof_State *S, const char *path, const char *data, size_t len);
+
+/* The longest path an output file may have, its terminating NUL included. */
+#define PROF_PATH_SIZE 4096
+
+/*
+** An output staged for a later commit (a transaction over several files: all appear or none).
+** tmp is a temporary beside the target, ".<name>.profrun-<pid>-<n>": unique per process (created
+** with O_EXCL), hidden, and removed by a later staging in the same directory once process <pid> is
+** gone (a run killed by SIGKILL). tmp is "" when the target is a device or FIFO: nothing can be
+** staged for it, and the commit writes it in place (prof_write_file_atomic).
+*/
+typedef struct prof_Staged {
+  char target[PROF_PATH_SIZE]; /* the file replaced: path, or what the symbolic link path names */
+  char tmp[PROF_PATH_SIZE];
+  char made[PROF_PATH_SIZE];   /* the topmost directory created for the target; "" when none */
+  int existed;                 /* a regular file was at the target before */
+} prof_Staged;
+
+/*
+** Stages text for path into st (see prof_Staged): parents are created and the text written to
+** st->tmp. On failure nothing is left behind. [may fail: PROF_ERRIO]
+*/
+PROF_API int prof_stage_file(prof_State *S, const char *path, const char *data, size_t len,
+                             prof_Staged *st);
+
+/*
+** Renames st->tmp over st->target (nothing to do when st->tmp is ""); messages name path. On
+** failure st is discarded. [may fail: PROF_ERRIO]
+*/
+PROF_API int prof_commit_file(prof_State *S, const char *path, const prof_Staged *st);
+
+/*
+** Drops a staged file: removes st->tmp and the directories made for its target, deepest first,
+** that are empty. Async-signal-safe (unlink and rmdir only): a signal handler may call it. Never fails.
+*/
+PROF_API void prof_discard_file(const prof_Staged *st);
 
 /* {====================== trace ======================} */
 

@@ -43,6 +43,20 @@ PROF_INTERNAL int profI_error(prof_State *S, int code, const char *fmt, ...)
 /* Creates the directories above path (mkdir -p of its dirname). [may fail: PROF_ERRIO] */
 PROF_INTERNAL int profI_make_parents(prof_State *S, const char *path);
 
+/* path as a message shows it: a long one keeps its head and tail, with its middle cut, in buf. */
+PROF_INTERNAL const char *profI_short_path(const char *path, char *buf, size_t size);
+
+/*
+** Opens the output path for streaming (what prof_write_file_atomic does, in steps): *fd is a
+** staged temporary (st->tmp) or, for a device or FIFO (st->tmp ""), the target itself. Write with
+** profI_out_write, close with profI_out_close, then prof_commit_file or prof_discard_file.
+** Messages name path. [may fail: PROF_ERRIO]
+*/
+PROF_INTERNAL int profI_out_open(prof_State *S, const char *path, prof_Staged *st, int *fd);
+PROF_INTERNAL int profI_out_write(prof_State *S, const char *path, int fd, const char *data,
+                                  size_t len);
+PROF_INTERNAL int profI_out_close(prof_State *S, const char *path, int fd);
+
 /* {====================== clock (clock.c) ======================} */
 
 /* Monotonic nanoseconds; the one host clock every timestamp is expressed in. */

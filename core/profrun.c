@@ -1,6 +1,8 @@
 /* profrun.c — the profrun command: a Lua 5.4 host that finds its package and hands over to prof.cli. */
-#define _DEFAULT_SOURCE   /* realpath */
+#define _DEFAULT_SOURCE   /* realpath, sigaction's SA_* */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+
+#include "prof.h"
 
 int luaopen_prof_core(lua_State *L);
 
@@ -56,6 +60,196 @@ static void set_paths(lua_State *L, const char *root) {
   lua_pop(L, 2);
 }
 
+/* {====================== the exit guard: no staged output outlives the run ======================} */
+
+/*
+** prof.output stages every output as a temporary beside its target and renames them all at the
+** end. A signal or an exit() in between would leave the temporaries behind, so the guard keeps a
+** copy of each staged file where a signal handler (which gets no user data, hence the one static
+** pointer below) can reach it, and removes them on every catchable way out: the signals below
+** (then re-raised with the disposition they had, so the exit status still tells the signal) and
+** exit() (atexit). A SIGKILLed run's temporaries carry its pid; the next staging beside them
+** removes them (atomic_file.c).
+*/
+/* One staged file as the handler needs it: its three paths in one allocation. */
+typedef struct GuardFile {
+  const char *target, *tmp, *made;
+} GuardFile;
+
+typedef struct Guard {
+  GuardFile **files;               /* in staging order; NULL: committed or discarded */
+  int n, cap;                      /* slots used (back to 0 when all are free), allocated */
+  prof_Staged scratch;             /* the handler's copy: prof_discard_file takes a prof_Staged */
+  sigset_t caught;                 /* the signals with our handler */
+  struct sigaction old[NSIG];      /* the dispositions they had */
+} Guard;
+
+static Guard *the_guard;
+
+static const int async_signals[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,
+                                    SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* Async-signal-safe: unlink and rmdir through prof_discard_file, latest first (a directory made
+   for an earlier file may hold a later one). */
+static void copy_path(char *dst, const char *src) {
+  size_t n = strlen(src);
+  if (n >= PROF_PATH_SIZE) n = 0;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void guard_discard_all(Guard *g) {
+  for (int i = g->n - 1; i >= 0; i--) {
+    const GuardFile *f = g->files[i];
+    if (f == NULL) continue;
+    copy_path(g->scratch.target, f->target);
+    copy_path(g->scratch.tmp, f->tmp);
+    copy_path(g->scratch.made, f->made);
+    prof_discard_file(&g->scratch);
+  }
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx) {
+  (void)uctx;
+  int saved = errno;
+  Guard *g = the_guard;
+  if (g != NULL) {
+    guard_discard_all(g);
+    g->n = 0;
+    sigaction(sig, &g->old[sig], NULL);
+  }
+  /* a real fault re-executes and reaches the old handler (a sanitizer's, or the default's core
+     dump); anything sent by kill() or raise() is raised again */
+  int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+  if (!(fault && info != NULL && info->si_code > 0)) raise(sig);
+  errno = saved;
+}
+
+static void guard_atexit(void) {
+  if (the_guard != NULL) guard_discard_all(the_guard);
+}
+
+static void guard_install(Guard *g) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO;
+  sigfillset(&sa.sa_mask);   /* one handler at a time: the list is walked once */
+  sigemptyset(&g->caught);
+  the_guard = g;
+  for (size_t k = 0; k < 2; k++) {
+    const int *sigs = k == 0 ? async_signals : fault_signals;
+    size_t n = k == 0 ? sizeof async_signals / sizeof *sigs : sizeof fault_signals / sizeof *sigs;
+    for (size_t i = 0; i < n; i++) {
+      int sig = sigs[i];
+      if (sigaction(sig, NULL, &g->old[sig]) != 0) continue;
+      if (g->old[sig].sa_handler == SIG_IGN) continue;   /* nohup's HUP stays ignored */
+      if (sigaction(sig, &sa, NULL) == 0) sigaddset(&g->caught, sig);
+    }
+  }
+  atexit(guard_atexit);
+}
+
+/* Blocks (or unblocks) the caught signals: the list changes only while none can arrive. */
+static void guard_block(Guard *g, int on, sigset_t *prev) {
+  sigprocmask(on ? SIG_BLOCK : SIG_SETMASK, on ? &g->caught : prev, on ? prev : NULL);
+}
+
+/* guard.add(staged) -> slot | nil (out of memory): staged is prof.core.stage_file's table. */
+static int g_add(lua_State *L) {
+  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
+  luaL_checktype(L, 1, LUA_TTABLE);
+  size_t len[3];
+  const char *str[3];
+  static const char *const keys[3] = {"target", "tmp", "made"};
+  for (int k = 0; k < 3; k++) {
+    lua_getfield(L, 1, keys[k]);
+    str[k] = luaL_optlstring(L, -1, "", &len[k]);
+  }
+  GuardFile *f = malloc(sizeof *f + len[0] + len[1] + len[2] + 3);
+  if (f == NULL) return 0;
+  char *p = (char *)(f + 1);
+  const char **dst[3] = {&f->target, &f->tmp, &f->made};
+  for (int k = 0; k < 3; k++) {
+    memcpy(p, str[k], len[k] + 1);
+    *dst[k] = p;
+    p += len[k] + 1;
+  }
+  lua_pop(L, 3);
+  GuardFile **grown = NULL, **old = NULL;
+  int cap = g->cap > 0 ? 2 * g->cap : 16;
+  if (g->n == g->cap) {
+    /* a new array swapped in while no signal can come: the handler never sees a freed one */
+    grown = malloc((size_t)cap * sizeof *grown);
+    if (grown == NULL) {
+      free(f);
+      return 0;
+    }
+    if (g->n > 0) memcpy(grown, g->files, (size_t)g->n * sizeof *grown);
+  }
+  sigset_t prev;
+  guard_block(g, 1, &prev);
+  if (grown != NULL) {
+    old = g->files;
+    g->files = grown;
+    g->cap = cap;
+  }
+  int slot = g->n++;
+  g->files[slot] = f;
+  guard_block(g, 0, &prev);
+  free(old);
+  lua_pushinteger(L, slot + 1);
+  return 1;
+}
+
+/* guard.remove(slot): the file was committed or discarded. */
+static int g_remove(lua_State *L) {
+  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
+  lua_Integer slot = luaL_checkinteger(L, 1) - 1;
+  if (slot < 0 || slot >= g->n) return 0;
+  sigset_t prev;
+  guard_block(g, 1, &prev);
+  GuardFile *f = g->files[slot];
+  g->files[slot] = NULL;
+  while (g->n > 0 && g->files[g->n - 1] == NULL) g->n--;
+  guard_block(g, 0, &prev);
+  free(f);
+  return 0;
+}
+
+/* guard.hold(fn): runs fn with the caught signals blocked (a commit is not cut in half). */
+static int g_hold(lua_State *L) {
+  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  sigset_t prev;
+  guard_block(g, 1, &prev);
+  int rc = lua_pcall(L, 0, LUA_MULTRET, 0);
+  guard_block(g, 0, &prev);
+  if (rc != LUA_OK) return lua_error(L);
+  return lua_gettop(L);   /* fn was popped: the stack holds its results alone */
+}
+
+/* guard.stdout_error() -> nil | message: whether everything written to stdout reached it. */
+static int g_stdout_error(lua_State *L) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  lua_pushstring(L, errno != 0 ? strerror(errno) : "write error");
+  return 1;
+}
+
+/* package.loaded["prof.exit_guard"]: only a profrun process has one (prof.output looks for it). */
+static void guard_open(lua_State *L, Guard *g) {
+  static const luaL_Reg funcs[] = {{"add", g_add}, {"remove", g_remove}, {"hold", g_hold},
+                                   {"stdout_error", g_stdout_error}, {NULL, NULL}};
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_createtable(L, 0, 4);
+  lua_pushlightuserdata(L, g);
+  luaL_setfuncs(L, funcs, 1);
+  lua_setfield(L, -2, "prof.exit_guard");
+  lua_pop(L, 1);
+}
+
 static int traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
@@ -95,8 +289,17 @@ int main(int argc, char **argv) {
   }
   luaL_openlibs(L);
   set_paths(L, root);
+  static Guard guard;   /* static: it must outlive main for atexit; ~1 KB plus NSIG sigactions */
+  guard_install(&guard);
+  guard_open(L, &guard);
   int status = run(L, argc, argv);
   lua_close(L);
-  fflush(stdout);
+  /* prof.cli checked stdout before committing; this catches what was written after */
+  errno = 0;
+  if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
+    fprintf(stderr, "profrun: cannot write standard output: %s\n",
+            errno != 0 ? strerror(errno) : "write error");
+    if (status == 0) status = 1;
+  }
   return status;
 }

@@ -25,8 +25,9 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, const char *path) {
-  char tmp[4096];
+  char shown[256];
   if (path == NULL || path[0] == '\0') return profI_error(S, PROF_ERRARG, "trace: no path");
+  const char *p = profI_short_path(path, shown, sizeof shown);
   prof_TraceInfo in;
   prof_traceinfo_init(&in);
   if (info != NULL) {
@@ -34,12 +35,19 @@ int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, cons
     memcpy(&in, info, n);
   }
   if (in.trace_name == NULL) in.trace_name = path;
-  int rc = profI_make_parents(S, path);
-  if (rc != PROF_OK) return rc;
-  int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof tmp) return profI_error(S, PROF_ERRIO, "%s: path too long", path);
-  FileSink fs = {.f = fopen(tmp, "wb"), .err = 0};
-  if (fs.f == NULL) return profI_error(S, PROF_ERRIO, "%s: cannot write: %s", path, strerror(errno));
+  /* the same staging as every output: a unique temporary renamed over a regular file at the end,
+     a device or FIFO written in place, nothing left behind on failure */
+  prof_Staged *st = profI_alloc(S, sizeof *st);
+  if (st == NULL) return profI_error(S, PROF_ERRMEM, "%s: out of memory", p);
+  int fd, rc = profI_out_open(S, path, st, &fd);
+  if (rc != PROF_OK) goto end;
+  FileSink fs = {.f = fdopen(fd, "wb"), .err = 0};
+  if (fs.f == NULL) {
+    rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", p, strerror(errno));
+    close(fd);
+    prof_discard_file(st);
+    goto end;
+  }
   if (ends_with(path, ".gz")) {
     profX_Gzip *g = profX_gzip_open(S, fs.f);
     rc = g == NULL ? PROF_ERRMEM : prof_write_chrome_trace(S, &in, profX_gzip_write, g);
@@ -47,18 +55,19 @@ int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, cons
     if (rc == PROF_OK || (rc == PROF_ERRIO && zrc != PROF_OK)) {
       char why[PROF_ERRMSG_SIZE];
       snprintf(why, sizeof why, "%s", prof_errmsg(S));
-      if (zrc != PROF_OK) profI_error(S, zrc, "%s: %s", path, why);
+      if (zrc != PROF_OK) profI_error(S, zrc, "%s: %s", p, why);
       rc = zrc;
     }
   } else {
     rc = prof_write_chrome_trace(S, &in, file_write, &fs);
     if (rc == PROF_ERRIO && fs.err != 0)
-      profI_error(S, PROF_ERRIO, "%s: cannot write: %s", path, strerror(fs.err));
+      profI_error(S, PROF_ERRIO, "%s: cannot write: %s", p, strerror(fs.err));
   }
   if (fclose(fs.f) != 0 && rc == PROF_OK)
-    rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", path, strerror(errno));
-  if (rc == PROF_OK && rename(tmp, path) != 0)
-    rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", path, strerror(errno));
-  if (rc != PROF_OK) remove(tmp);
+    rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", p, strerror(errno));
+  if (rc == PROF_OK) rc = prof_commit_file(S, path, st);
+  else prof_discard_file(st);
+end:
+  profI_free(S, st, sizeof *st);
   return rc;
 }

@@ -20,6 +20,7 @@ int luaopen_prof_core(lua_State *L) {
   lbind_open_optim(L);
   lbind_open_peaks(L);
   lbind_open_term(L);
+  lbind_open_files(L);
   lua_pushliteral(L, PROF_VERSION);
   lua_setfield(L, -2, "VERSION");
   return 1;

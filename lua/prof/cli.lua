@@ -118,6 +118,58 @@ local function check_script(path)
   return true
 end
 
+-- What went wrong with standard output, or nil: a full disk or a closed pipe must fail the run.
+local function stdout_error()
+  local guard = package.loaded["prof.exit_guard"]
+  if guard then return guard.stdout_error() end
+  local ok, err = io.stdout:flush()
+  if not ok then return err end
+  return nil
+end
+
+-- The end of a run, for the script's return and its os.exit alike: the profiler stops, stdout is
+-- checked, and the outputs are committed (success) or dropped. Returns the exit status.
+local function finish(ok, e, profiler, status)
+  if profiler then
+    local pok, perr = pcall(profiler.stop_global, ok)
+    if ok and not pok then ok, e = false, perr end
+  end
+  require("prof.progress").finish_all()
+  local serr = stdout_error()
+  if ok and serr then ok, e = false, "cannot write standard output: " .. tostring(serr) end
+  if not ok then
+    output.abort()
+    io.stderr:write("profrun: ", tostring(e), "\n")
+    return status or 1
+  end
+  local cok, cerr = output.commit()
+  if not cok then
+    io.stderr:write("profrun: ", tostring(cerr), "\n")
+    return 1
+  end
+  return 0
+end
+
+-- os.exit inside the script ends the run the way returning does: exit(0) commits the outputs (or
+-- fails, saying why), any other status drops them; then the process exits as asked.
+local function guard_exit(profiler)
+  local real_exit = os.exit
+  local function exit(code, close)
+    os.exit = real_exit   -- luacheck: ignore 122 (once: an os.exit inside finish exits for real)
+    local status
+    if code == nil or code == true or code == 0 then
+      status = finish(true, nil, profiler)
+    else
+      status = code == false and 1 or math.tointeger(code) or 1
+      finish(false, string.format("the script called os.exit(%s): its outputs are not written",
+        tostring(code)), profiler, status)
+    end
+    real_exit(status, close)
+  end
+  os.exit = exit   -- luacheck: ignore 122
+  return function() os.exit = real_exit end   -- luacheck: ignore 122
+end
+
 local function run_script(o)
   local chunk, err = loadfile(o.script)
   if chunk == nil then
@@ -134,24 +186,10 @@ local function run_script(o)
   local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil
   if profiler then profiler.start_global(config.value("profiler")) end
   errors.verbose = o.verbose == true   -- messages inside the model's calls too
+  local unguard = guard_exit(profiler)
   local ok, e = xpcall(chunk, errors.script_traceback(o.verbose), table.unpack(o.args))
-  if profiler then
-    local pok, perr = pcall(profiler.stop_global, ok)
-    if ok and not pok then ok, e = false, perr end
-  end
-  require("prof.progress").finish_all()
-  io.stdout:flush()
-  if not ok then
-    output.abort()
-    io.stderr:write("profrun: ", tostring(e), "\n")
-    return 1
-  end
-  local cok, cerr = output.commit()
-  if not cok then
-    io.stderr:write("profrun: ", tostring(cerr), "\n")
-    return 1
-  end
-  return 0
+  unguard()
+  return finish(ok, e, profiler)
 end
 
 function M.main(argv)

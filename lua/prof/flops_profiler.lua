@@ -329,7 +329,7 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
     detailed_backward = config.pick("flops_profiler.detailed_backward", opts.detailed_backward, false),
   })
   if out ~= nil and out ~= "" then
-    require("prof.output").write(out, text)
+    require("prof.output").write(out, text, "flops_profiler.output_file")
   else
     io.stdout:write(text)
   end

@@ -5,6 +5,7 @@ local schedule = require "prof.schedule"
 local key_averages = require "prof.report.key_averages"
 local op_names = require "prof.report.op_names"
 local memory_timeline = require "prof.report.memory_timeline"
+local output = require "prof.output"
 
 local M = {}
 
@@ -332,7 +333,7 @@ function Profile:export_memory_timeline(path, opts)
   end
   local tl, o = timeline_of(self, opts, "export_memory_timeline")
   local text = memory_timeline.json(tl, o.layout, self:memory_peak(tl.device), self:events_dropped())
-  local ok, err = core.write_atomic(path, text)
+  local ok, err = output.produce(path, nil, function(dst) return core.write_atomic(dst, text) end)
   if not ok then error("export_memory_timeline: " .. tostring(err), 2) end
   return tl
 end
@@ -356,15 +357,23 @@ function Profile:key_averages(o)
   })
 end
 
--- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it; ops are
+-- Writes the trace through prof.output: under profrun it is one of the run's outputs (it appears
+-- only if the run succeeds; messages start with key, the setting the path came from). Ops are
 -- named as in p:events() (PyTorch's names).
-function Profile:export_chrome_trace(path, opts)
+local function export(self, path, opts, key)
   local S = self.S
   local f = S.export_chrome_trace
-  if f == nil then error("export_chrome_trace: not available in this build", 2) end
+  if f == nil then error("export_chrome_trace: not available in this build", 3) end
   local o = { op_name = op_names.torch }
   for k, v in pairs(opts or {}) do o[k] = v end
-  return f(S, path, o)
+  if not output.active() then return f(S, path, o) end
+  o.trace_name = o.trace_name or path   -- not the staged temporary's name
+  return output.produce(path, key, function(dst) return f(S, dst, o) end)
+end
+
+-- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it.
+function Profile:export_chrome_trace(path, opts)
+  return export(self, path, opts, nil)
 end
 
 -- p:export_stacks(path[, metric]): collapsed stacks for flame graphs (flamegraph.pl, speedscope)
@@ -375,7 +384,7 @@ function Profile:export_stacks(path, metric)
     error("export_stacks: record with with_stack=true to have stacks", 2)
   end
   local text = key_averages.collapsed_stacks(self:events(), metric or "self_cpu_time_total")
-  local ok, err = core.write_atomic(path, text)
+  local ok, err = output.produce(path, nil, function(dst) return core.write_atomic(dst, text) end)
   if not ok then error("export_stacks: " .. tostring(err), 2) end
   return true
 end
@@ -413,7 +422,8 @@ function M.tensorboard_trace_handler(dir, worker_name, use_gzip)
   if type(dir) ~= "string" then error("tensorboard_trace_handler: dir must be a string", 2) end
   local last = 0
   return function(p)
-    os.execute("mkdir -p " .. shell_quote(dir) .. " 2>/dev/null")
+    -- under profrun the staged trace makes (and on failure removes) the directory itself
+    if not output.active() then os.execute("mkdir -p " .. shell_quote(dir) .. " 2>/dev/null") end
     local ms = math.max(os.time() * 1000, last + 1)
     last = ms
     local name = string.format("%s.%d.pt.trace.json%s", worker_name or default_worker(), ms,
@@ -482,7 +492,10 @@ function M.start_global(section, out)
       out:write(string.format("profrun: activity profiler, window %d (to step %d)\n", windows,
         q.step_num))
       out:write(q:key_averages():table{ sort_by = "cpu_time_total", row_limit = 20 })
-      if handler and q.S.export_chrome_trace then handler(q) end
+      if handler and q.S.export_chrome_trace then
+        local ok, err = handler(q)
+        if not ok then error("profiler.output_dir: " .. tostring(err), 0) end
+      end
     end,
   }
   global, user_steps = p, false
@@ -498,7 +511,8 @@ function M.stop_global(ok)
   if not ok then p.on_trace_ready = nil end
   p:stop()
   if ok and p.trace_file ~= nil and p.S.export_chrome_trace then
-    p:export_chrome_trace(p.trace_file)
+    local tok, err = export(p, p.trace_file, nil, "profiler.trace_file")
+    if not tok then error(err, 0) end
   end
 end
 
