@@ -11,6 +11,7 @@ int luaopen_prof_core(lua_State *L) {
   pr_runtime_init(&ctx->rt);
   ctx->forced_device = -1;
   ctx->new_tensors = 0;
+  ctx->state_mt = NULL;        /* set when lstate.c makes the metatable */
   lua_newtable(L);
   lbind_open_state(L);
   lbind_open_tensor(L);

@@ -373,6 +373,7 @@ void lbind_open_state(lua_State *L) {
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
       LEVENTS_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
+  ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
   luaL_setfuncs(L, metamethods, 1);
   lua_newtable(L);
