@@ -69,11 +69,11 @@ OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_mlp.lua
 # export on 100,000 events (targets >= 3 M events/s plain, >= 1 M gzip); bench_profiler.lua
 # above gives record_function's cost (target <= 300 ns), torch's is printed here.
 echo "== activity profiler, cpu, $THREADS threads"
-act=$(OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_activity.lua --rounds 9)
+act=$(OPENBLAS_NUM_THREADS=$THREADS $LUA scripts/tools/bench_activity.lua --rounds 16)
 printf '%s\n' "$act"
 printf '%s\n' "$act" | awk '$2 == "overhead" { printf "profrun activity profiler overhead on the step: %+.1f %%\n", ($14 - 1) * 100 }'
 if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
-  tp=$(/usr/bin/python3 scripts/tools/bench_torch_profiler.py "$THREADS" 9 2>/dev/null)
+  tp=$(/usr/bin/python3 scripts/tools/bench_torch_profiler.py "$THREADS" 16 2>/dev/null)
   printf '%s\n' "$tp"
   printf '%s\n' "$tp" | awk '$2 == "overhead" { printf "torch.profiler overhead on the step: %+.1f %%\n", ($14 - 1) * 100 }'
 fi

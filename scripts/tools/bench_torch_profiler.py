@@ -33,10 +33,18 @@ def training_overhead(rounds):
 
     step()
     plain, profiled, ratios = [], [], []
-    for _ in range(rounds):
-        plain.append(timed())
+    def recorded():
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True):
-            profiled.append(timed())
+            return timed()
+
+    for r in range(rounds):
+        # A B, then B A, as bench_activity.lua: the order's own effect cancels
+        if r % 2 == 0:
+            plain.append(timed())
+            profiled.append(recorded())
+        else:
+            profiled.append(recorded())
+            plain.append(timed())
         ratios.append(profiled[-1] / plain[-1])
     print(f"torch overhead resnet18 batch 1 step: plain {statistics.median(plain):.4f} s "
           f"profiled {statistics.median(profiled):.4f} s ratio {statistics.median(ratios):.4f}",
