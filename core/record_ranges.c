@@ -1,51 +1,9 @@
 /* record_ranges.c — user ranges, instants and counters on the calling thread's recorder. */
 #include "recorder.h"
 
-/* with_stack's location, out of line: the hot path then saves no registers for the call */
-__attribute__((noinline, cold)) static const char *stack_of(prof_State *S) {
-  return S->stack_fn(S->stack_ud, S);
-}
-
-/* number + 1, so the zeroed events of other kinds read as unnumbered */
-static inline void range_push(prof_State *S, const char *name, int64_t number1) {
-  if (!profR_active(S)) return;
-  profR_Recorder *R = profR_get(S);
-  if (__builtin_expect(R == NULL, 0)) return;
-  int32_t k = R->n_ranges;
-  if (__builtin_expect(k == PROF_RANGE_MAX, 0)) {
-    profR_sticky(R, PROF_ERRSTATE, "prof_range_push: ranges nested too deep", profR_attr_node(R));
-    return;
-  }
-  profR_Range *r = &R->ranges[k];
-  R->n_ranges = k + 1;
-  r->name = name;
-  r->number1 = number1;
-  r->stack = __builtin_expect(S->stack_fn != NULL, 0) ? stack_of(S) : NULL;   /* where it opened */
-  r->module = profR_attr_node(R);
-  r->t0 = profC_ticks(&S->clock);
-}
-
-void prof_range_push(prof_State *S, const char *name) { range_push(S, name, 0); }
-
-void prof_range_push_numbered(prof_State *S, const char *name, int64_t n) {
-  range_push(S, name, n < 0 ? 0 : n + 1);
-}
-
-void prof_range_pop(prof_State *S) {
-  if (!profR_active(S)) return;
-  profR_Recorder *R = profR_get(S);
-  if (__builtin_expect(R == NULL, 0)) return;
-  int64_t now = profC_ticks(&S->clock);
-  if (__builtin_expect(R->n_ranges == 0, 0)) {
-    profR_sticky(R, PROF_ERRSTATE, "prof_range_pop: no range is open", profR_attr_node(R));
-    return;
-  }
-  const profR_Range *r = &R->ranges[--R->n_ranges];
-  if (__builtin_expect(R->n_events >= R->cap_events, 0)) {
-    if (R->cap_events > 0) R->dropped++;
-    return;
-  }
-  /* field by field: a struct assignment becomes `rep stos`, slow to start for 120 bytes */
+/* The event of the range r closed at now, field by field: a struct assignment or memset becomes
+   `rep stos`, slow to start for 120 bytes (it was a third of a pair). */
+static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t now) {
   profR_Event *e = &R->events[R->n_events++];
   e->kind = PROF_EVENT_RANGE;
   e->phase = (uint8_t)R->phase;
@@ -62,6 +20,90 @@ void prof_range_pop(prof_State *S) {
   e->bytes_allocated = e->bytes_freed = 0;
   e->value = r->number1;
   e->total = 0;
+}
+
+/* The common case of both ends: a thread seen before (its recorder cached), the TSC, no stack
+   hook. Tested first, so that path is a leaf: no call, no register saved. */
+static inline profR_Recorder *fast_recorder(prof_State *S) {
+#if PROF_HAVE_TSC
+  if (__builtin_expect(profR_cache.S == S && profR_cache.serial == S->serial && S->clock.tsc &&
+                       S->stack_fn == NULL, 1))
+    return profR_cache.R;
+#endif
+  return NULL;
+}
+
+/* number + 1, so the zeroed events of other kinds read as unnumbered. Every case: a new thread,
+   no TSC, with_stack, too deep. */
+__attribute__((noinline)) static void push_any(prof_State *S, const char *name, int64_t number1) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  int32_t k = R->n_ranges;
+  if (k == PROF_RANGE_MAX) {
+    profR_sticky(R, PROF_ERRSTATE, "prof_range_push: ranges nested too deep", profR_attr_node(R));
+    return;
+  }
+  profR_Range *r = &R->ranges[k];
+  R->n_ranges = k + 1;
+  r->name = name;
+  r->number1 = number1;
+  r->stack = S->stack_fn != NULL ? S->stack_fn(S->stack_ud, S) : NULL;   /* where it opened */
+  r->module = profR_attr_node(R);
+  r->t0 = profC_ticks(&S->clock);
+}
+
+static inline void range_push(prof_State *S, const char *name, int64_t number1) {
+  if (!profR_active(S)) return;
+  profR_Recorder *R = fast_recorder(S);
+  if (R != NULL && __builtin_expect(R->n_ranges < PROF_RANGE_MAX, 1)) {
+    profR_Range *r = &R->ranges[R->n_ranges++];
+    r->name = name;
+    r->number1 = number1;
+    r->stack = NULL;
+    r->module = profR_attr_node(R);
+#if PROF_HAVE_TSC
+    r->t0 = (int64_t)__rdtsc();
+#endif
+    return;
+  }
+  push_any(S, name, number1);
+}
+
+void prof_range_push(prof_State *S, const char *name) { range_push(S, name, 0); }
+
+void prof_range_push_numbered(prof_State *S, const char *name, int64_t n) {
+  range_push(S, name, n < 0 ? 0 : n + 1);
+}
+
+__attribute__((noinline)) static void pop_any(prof_State *S) {
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL) return;
+  int64_t now = profC_ticks(&S->clock);
+  if (R->n_ranges == 0) {
+    profR_sticky(R, PROF_ERRSTATE, "prof_range_pop: no range is open", profR_attr_node(R));
+    return;
+  }
+  const profR_Range *r = &R->ranges[--R->n_ranges];
+  if (R->n_events >= R->cap_events) {
+    if (R->cap_events > 0) R->dropped++;
+    return;
+  }
+  put_range(R, r, now);
+}
+
+void prof_range_pop(prof_State *S) {
+  if (!profR_active(S)) return;
+  profR_Recorder *R = fast_recorder(S);
+  if (R != NULL && __builtin_expect(R->n_ranges > 0 && R->n_events < R->cap_events, 1)) {
+#if PROF_HAVE_TSC
+    int64_t now = (int64_t)__rdtsc();
+#else
+    int64_t now = 0;
+#endif
+    put_range(R, &R->ranges[--R->n_ranges], now);
+    return;
+  }
+  pop_any(S);
 }
 
 void prof_instant(prof_State *S, const char *name) {

@@ -74,9 +74,9 @@ typedef struct profR_Event {
   int64_t value, total;
 } profR_Event;
 
-/* profR_push and prof_range_pop set every field one by one (no memset: see profR_push); a new
+/* profR_push and record_ranges.c's put_range set every field one by one (no memset); a new
    field must be set there too */
-_Static_assert(sizeof(profR_Event) == 120, "profR_Event changed: set its fields in profR_push and prof_range_pop");
+_Static_assert(sizeof(profR_Event) == 120, "profR_Event changed: set its fields in profR_push and put_range");
 
 /* int64 words of the shapes arena per buffered event: an op with two 2-d inputs takes 7 */
 #define PROF_SHAPE_WORDS_PER_EVENT 12
