@@ -21,6 +21,24 @@ local function signal_after_staging(sig, after)
   end
 end
 
+-- A run killed once it has staged x.txt, then a plain run writing `next` in the same folder: the
+-- killed run's temporary is there before the next run, and gone after it.
+local function killed_then_next(name, next)
+  return {
+    name = name, script = h.STAGED_THEN_WAIT, out = "$OUT/x.txt", code = 0, leaves = { next },
+    shell = signal_after_staging("KILL", function(ctx)
+      return "ls -A out | grep -q '^\\.x\\.txt\\.profrun-' || exit 90; "
+        .. h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/" .. next, ctx.config,
+                       ctx.dir .. "/plain.lua" })
+    end),
+    setup = function(ctx)
+      local f = assert(io.open(ctx.dir .. "/plain.lua", "w"))
+      f:write(h.PROFILE)
+      f:close()
+    end,
+  }
+end
+
 local WAIT_FIRST = [[
 local f = assert(io.open("/proc/self/stat"))
 local pid = f:read("n")
@@ -73,31 +91,9 @@ for i = 1, 40 do assert(p:export_chrome_trace(arg[1] .. "/out/tr/t" .. i .. ".js
 ]] .. h.STAGED_THEN_WAIT, out = "$OUT/x.txt", code = 143, shell = signal_after_staging("TERM") },
   { name = "SIGTERM before anything is staged: nothing to remove, the run ends by SIGTERM",
     script = WAIT_FIRST, out = "$OUT/x.txt", code = 143, shell = signal_after_staging("TERM") },
-  { name = "SIGKILL leaves its temporary; the next run on that output removes it",
-    script = h.STAGED_THEN_WAIT, out = "$OUT/x.txt", code = 0, leaves = { "x.txt" },
-    shell = signal_after_staging("KILL", function(ctx)
-      -- the killed run's temporary is there before the next run, and gone after it
-      return "ls -A out | grep -q '^\\.x\\.txt\\.profrun-' || exit 90; "
-        .. h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/x.txt", ctx.config,
-                       ctx.dir .. "/plain.lua" })
-    end),
-    setup = function(ctx)
-      local f = assert(io.open(ctx.dir .. "/plain.lua", "w"))
-      f:write(h.PROFILE)
-      f:close()
-    end },
-  { name = "SIGKILL's temporary is removed by the next run writing another file beside it",
-    script = h.STAGED_THEN_WAIT, out = "$OUT/x.txt", code = 0, leaves = { "y.txt" },
-    shell = signal_after_staging("KILL", function(ctx)
-      return "ls -A out | grep -q '^\\.x\\.txt\\.profrun-' || exit 90; "
-        .. h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/y.txt", ctx.config,
-                       ctx.dir .. "/plain.lua" })
-    end),
-    setup = function(ctx)
-      local f = assert(io.open(ctx.dir .. "/plain.lua", "w"))
-      f:write(h.PROFILE)
-      f:close()
-    end },
+  killed_then_next("SIGKILL leaves its temporary; the next run on that output removes it", "x.txt"),
+  killed_then_next("SIGKILL's temporary is removed by the next run writing another file beside it",
+    "y.txt"),
 
   -- os.exit in the script: exit(0) is a normal end, anything else a failure
   { name = "os.exit(0) after the report commits it and exits 0",
