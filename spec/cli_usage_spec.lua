@@ -238,6 +238,22 @@ describe("profrun usage errors (issue 9)", function()
       assert.equal(2, r.code)
       assert.truthy(env.has(r.stderr, cfg .. ":3:21: invalid JSON: trailing comma before '}'"))
     end)
+
+    it("is named when the bracket after it is followed by another (the issue's one-liner)", function()
+      -- `{"flops_profiler": {"top_modules": 3,}}`: `{` (1), `"flops_profiler"` (2-17), `:` (18),
+      -- a space, `{` (20), `"top_modules"` (21-33), `:` (34), a space, `3` (36), the comma at 37
+      -- and `}}` (38, 39; on line 2 in the second text). cJSON stops past the first '}', on the
+      -- second; before, that read "invalid JSON near '}'". Python's json points at the bracket
+      -- after the comma: "line 1 column 38 (char 37)".
+      for _, text in ipairs({ '{"flops_profiler": {"top_modules": 3,}}',
+                              '{"flops_profiler": {"top_modules": 3,\n}}' }) do
+        local cfg = write("tc1.json", text)
+        local r = run.profrun({ cfg, NOOP })
+        assert.equal(2, r.code)
+        assert.truthy(env.has(r.stderr, cfg .. ":1:37: invalid JSON: trailing comma before '}'"),
+                      r.stderr)
+      end
+    end)
   end)
 
   describe("item 24: output file extensions", function()
