@@ -618,12 +618,12 @@ static void line_col(const char *text, size_t pos, long *line, long *col) {
 static int syntax_error(const Loader *L, const char *text, size_t len, size_t pos) {
   char near[EXCERPT + 1];
   long line, col;
-  size_t comma = profC_trailing_comma(text, len, pos);
+  char bracket = '}';
+  size_t comma = profC_trailing_comma(text, len, pos, &bracket);
   if (comma != (size_t)-1) {
     line_col(text, comma, &line, &col);
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON: trailing comma before "
-                       "'%c' (JSON allows none)", L->file, line, col,
-                       pos < len && (text[pos] == '}' || text[pos] == ']') ? text[pos] : text[pos - 1]);
+                       "'%c' (JSON allows none)", L->file, line, col, bracket);
   }
   line_col(text, pos, &line, &col);
   if (pos >= len)

@@ -53,7 +53,7 @@ PROF_INTERNAL size_t profC_edit_distance(const char *a, const char *b);
 PROF_INTERNAL size_t profC_find_nul_escape(const char *text, size_t len);
 
 /* The offset of a comma just before the '}' or ']' at (or just before) pos, where cJSON
-   stopped, or (size_t)-1. */
-PROF_INTERNAL size_t profC_trailing_comma(const char *text, size_t len, size_t pos);
+   stopped, that bracket in *bracket; or (size_t)-1, *bracket untouched. */
+PROF_INTERNAL size_t profC_trailing_comma(const char *text, size_t len, size_t pos, char *bracket);
 
 #endif

@@ -32,15 +32,26 @@ size_t profC_find_nul_escape(const char *text, size_t len) {
   return (size_t)-1;
 }
 
-/*
-** JSON allows no comma before '}' or ']'; cJSON stops at the bracket (or just after it), which
-** reads as "invalid JSON at the end of the line". The comma is the mistake worth naming.
-*/
-size_t profC_trailing_comma(const char *text, size_t len, size_t pos) {
-  size_t close, j;
-  if (pos < len && (text[pos] == '}' || text[pos] == ']')) close = pos;
-  else if (pos > 0 && pos <= len && (text[pos - 1] == '}' || text[pos - 1] == ']')) close = pos - 1;
-  else return (size_t)-1;
+/* The comma before the bracket at close, past white space; (size_t)-1 when none. */
+static size_t comma_before(const char *text, size_t close) {
+  size_t j;
   for (j = close; j > 0 && is_space(text[j - 1]); j--) {}
   return j > 0 && text[j - 1] == ',' ? j - 1 : (size_t)-1;
+}
+
+/*
+** JSON allows no comma before '}' or ']'; cJSON stops at the bracket (in an array) or just past
+** it (in an object, where the next character may be another bracket: `{"a": {"b": 1,}}`), which
+** reads as "invalid JSON at the end of the line". The comma is the mistake worth naming.
+*/
+size_t profC_trailing_comma(const char *text, size_t len, size_t pos, char *bracket) {
+  for (size_t back = 0; back <= 1; back++) {
+    if (pos < back || pos - back >= len) continue;
+    size_t close = pos - back, comma;
+    if (text[close] != '}' && text[close] != ']') continue;
+    if ((comma = comma_before(text, close)) == (size_t)-1) continue;
+    *bracket = text[close];
+    return comma;
+  }
+  return (size_t)-1;
 }

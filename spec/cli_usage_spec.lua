@@ -95,6 +95,46 @@ describe("profrun usage errors (issue 9)", function()
       assert.truthy(env.has(r.stderr, cfg .. ": flops_profiler.format: report script 'mine.lua' "
         .. "not found"))
     end)
+
+    -- item 19's sections: these exited 1 with a traceback from prof.initialize, after the script
+    -- had started (the optimizer's were config errors already)
+    it("a wrong scheduler, fp16 or gradient_clipping value exits 2 before the script runs", function()
+      local script = write("prints.lua", "print('the script ran')")
+      local cases = {
+        { '{"scheduler": {"type": "WarmupLRR"}}', 'scheduler.type: expected one of WarmupLR, '
+          .. 'WarmupDecayLR, OneCycle, WarmupCosineLR, LRRangeTest, got "WarmupLRR"' },
+        { '{"scheduler": {"type": "WarmupLR", "params": {"warmup_max": 1}}}',
+          'unknown key "scheduler.params.warmup_max" for scheduler type "WarmupLR"' },
+        { '{"scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto"}}}',
+          'scheduler.params.total_num_steps: "auto" has no default outside Hugging Face\'s '
+          .. "Trainer: give a value" },
+        { '{"fp16": {"enabled": true, "loss_scale": -1}}', "fp16.loss_scale: expected a number >= 0, "
+          .. "got -1" },
+        { '{"fp16": {"enabled": true}, "bf16": {"enabled": true}}', "fp16 and bf16 cannot both be "
+          .. "enabled (DeepSpeed refuses it)" },
+        { '{"gradient_clipping": -2}', "gradient_clipping: expected a number >= 0, got -2" },
+      }
+      for i, case in ipairs(cases) do
+        local cfg = write("train" .. i .. ".json", case[1])
+        local r = run.profrun({ cfg, script })
+        assert.equal(2, r.code, case[1] .. "\n" .. r.stderr)
+        assert.equal("", r.stdout)   -- the script did not run
+        assert.equal("profrun: " .. cfg .. ": " .. case[2] .. "\n", r.stderr)
+      end
+      local r = run.profrun({ "--set", "gradient_clipping=-1", script })
+      assert.equal(2, r.code)
+      assert.equal("profrun: --set gradient_clipping=-1: gradient_clipping: expected a number >= 0, "
+        .. "got -1\n", r.stderr)
+      -- fp16's keys are read only when fp16 is enabled, as the engine reads them; "auto" is no
+      -- mistake and its note is said once, by the engine, not by the check
+      for _, text in ipairs({ '{"fp16": {"enabled": false, "loss_scale": -1}}',
+                              '{"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}}' }) do
+        r = run.profrun({ write("ok.json", text), script })
+        assert.equal(0, r.code, r.stderr)
+        assert.equal("the script ran\n", r.stdout)
+        assert.equal("", r.stderr)
+      end
+    end)
   end)
 
   describe("item 9: script paths in a config are read against the config's folder", function()
@@ -237,6 +277,22 @@ describe("profrun usage errors (issue 9)", function()
       local r = run.profrun({ cfg, NOOP })
       assert.equal(2, r.code)
       assert.truthy(env.has(r.stderr, cfg .. ":3:21: invalid JSON: trailing comma before '}'"))
+    end)
+
+    it("is named when the bracket after it is followed by another (the issue's one-liner)", function()
+      -- `{"flops_profiler": {"top_modules": 3,}}`: `{` (1), `"flops_profiler"` (2-17), `:` (18),
+      -- a space, `{` (20), `"top_modules"` (21-33), `:` (34), a space, `3` (36), the comma at 37
+      -- and `}}` (38, 39; on line 2 in the second text). cJSON stops past the first '}', on the
+      -- second; before, that read "invalid JSON near '}'". Python's json points at the bracket
+      -- after the comma: "line 1 column 38 (char 37)".
+      for _, text in ipairs({ '{"flops_profiler": {"top_modules": 3,}}',
+                              '{"flops_profiler": {"top_modules": 3,\n}}' }) do
+        local cfg = write("tc1.json", text)
+        local r = run.profrun({ cfg, NOOP })
+        assert.equal(2, r.code)
+        assert.truthy(env.has(r.stderr, cfg .. ":1:37: invalid JSON: trailing comma before '}'"),
+                      r.stderr)
+      end
     end)
   end)
 

@@ -131,6 +131,69 @@ describe("fp16 / bf16 training on meta (issue 9 item 19)", function()
     assert.same(want(2), bytes("bfloat16"))
   end)
 
+  it("an LSTM's and a 2-layer GRU's forward, BPTT and its matmuls count bytes in the configured "
+    .. "dtype (the packed weights, R's gradient and BPTT's counts were float32)", function()
+    -- By hand, per element size e (4 without fp16/bf16, 2 with either); x [T=5, N=2, I=4] with
+    -- grad (cast by the engine), H = 8, bias, no h0/c0, the loss out:sum(); rows = T·N = 10.
+    -- LSTM, G = 4H = 32: weights W = G·I + G·H + 2G = 128 + 256 + 64 = 448 elements;
+    --   R = [out 80 | h_n 16 | c_n 16] = 112.
+    --   forward: reads x (40) and W (448) = 488 e, writes out [5, 2, 8] (80 e; the op's result).
+    --   lstm_backward: reads the workspace (meta saves a 1-element placeholder), W and R's
+    --   gradient: (1 + 448 + 112) e = 561 e; writes x's gradient (40) and W's (448) = 488 e.
+    --   its matmuls, in this order: dh·W_hh [10, 32]·[32, 8] reads (320 + 256) e, writes 80 e;
+    --   dx [10, 32]·[32, 4] reads (320 + 128) e, writes 40 e; dW_ih [32, 10]·[10, 4] reads
+    --   (320 + 40) e, writes 128 e; dW_hh [32, 10]·[10, 8] reads (320 + 80) e, writes 256 e.
+    -- GRU, 2 layers, G = 3H = 24: W = layer 0 (24·4 + 24·8 + 48 = 336) + layer 1 (24·8 + 24·8 +
+    --   48 = 432) = 768; R = [out 80 | h_n 2·2·8 = 32] = 112.
+    --   forward: reads (40 + 768) e = 808 e, writes 80 e.
+    --   gru_backward: reads (1 + 768 + 112) e = 881 e, writes (40 + 768) e = 808 e.
+    --   matmuls: layer 0 dh [10, 24]·[24, 8] (240 + 192 r, 80 w), dx [10, 24]·[24, 4]
+    --   (240 + 96, 40), dW_ih [24, 10]·[10, 4] (240 + 40, 96), dW_hh [24, 10]·[10, 8] (240 + 80,
+    --   192); layer 1 dh as layer 0's, its input's gradient [10, 24]·[24, 8] (240 + 192, 80),
+    --   dW_ih and dW_hh both [24, 10]·[10, 8] (240 + 80, 192).
+    local function counts(make, section)
+      local model = make()
+      local e = engine_for(model, section)
+      local x = T.empty({ 5, 2, 4 })
+      x.requires_grad = true
+      local p = prof.profile { activities = { "cpu" } }
+      p:start()
+      local out = e(x)
+      e:backward(out:sum())
+      p:stop()
+      local got = {}
+      for _, ev in ipairs(p:events()) do
+        local name = tostring(ev.name)
+        if name:match("^aten::[lg][sr][tu]m?") or name == "aten::mm" then
+          got[#got + 1] = { name, ev.bytes_read, ev.bytes_written }
+        end
+      end
+      for _, w in ipairs(model:parameters()) do
+        assert.equal(w.dtype, w.grad.dtype)
+      end
+      return got
+    end
+    local function lstm(e)
+      return { { "aten::lstm", 488 * e, 80 * e }, { "aten::mm", 576 * e, 80 * e },
+        { "aten::mm", 448 * e, 40 * e }, { "aten::mm", 360 * e, 128 * e },
+        { "aten::mm", 400 * e, 256 * e }, { "aten::lstm_backward", 561 * e, 488 * e } }
+    end
+    local function gru(e)
+      return { { "aten::gru", 808 * e, 80 * e }, { "aten::mm", 432 * e, 80 * e },
+        { "aten::mm", 336 * e, 40 * e }, { "aten::mm", 280 * e, 96 * e },
+        { "aten::mm", 320 * e, 192 * e }, { "aten::mm", 432 * e, 80 * e },
+        { "aten::mm", 432 * e, 80 * e }, { "aten::mm", 320 * e, 192 * e },
+        { "aten::mm", 320 * e, 192 * e }, { "aten::gru_backward", 881 * e, 808 * e } }
+    end
+    local make_lstm = function() return nn.LSTM(4, 8) end
+    local make_gru = function() return nn.GRU(4, 8, { num_layers = 2 }) end
+    for section, e in pairs({ ['fp16={"enabled": false}'] = 4, ['fp16={"enabled": true}'] = 2,
+                              ['bf16={"enabled": true}'] = 2 }) do
+      assert.same(lstm(e), counts(make_lstm, section), section)
+      assert.same(gru(e), counts(make_gru, section), section)
+    end
+  end)
+
   -- the zoo's families: conv + batch norm, depthwise conv, a ViT, GPT-2 (LayerNorm, attention,
   -- tied embedding) and Llama (RMSNorm, rotary angles kept in float32 as transformers does)
   for _, name in ipairs({ "lenet5", "resnet18", "mobilenet_v2", "vit_b_16", "gpt2", "llama2-7b" }) do

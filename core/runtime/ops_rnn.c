@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "backward.h"
 
 /* {====================== the recurrent ops' values and nodes ======================} */
 
@@ -15,10 +15,14 @@
 ** up to three weights and the rest of the chain.
 */
 
-/* W with the values of the nw weights (meta: shape only) and, with grad, the chain's nodes. */
+/*
+** W with the values of the nw weights (meta: shape only) and, with grad, the chain's nodes; on
+** R's device, in what it saves for a backward (pr_grad_dtype: float32 where the cpu computes,
+** the weights' and R's own on meta, so that a float16 model's BPTT counts 2-byte elements).
+*/
 static pr_Tensor *flat_weights(pr_Runtime *rt, int nw, const pr_Tensor *const *w, int64_t total,
-                               int device, int grad) {
-  pr_Tensor *W = pr_tensor_new(rt, 1, &total, PROF_F32, device);
+                               const pr_Tensor *R, int grad) {
+  pr_Tensor *W = pr_tensor_new(rt, 1, &total, pr_grad_dtype(R), R->device);
   int64_t off[256 + 1] = {0};
   if (W == NULL) return NULL;
   for (int k = 0; k < nw; k++) {
@@ -63,9 +67,9 @@ int pr_rnn_values(pr_Runtime *rt, const pr_RnnPlan *p, const char *name, int bat
   int grad = wgrad || pr_needs_grad(rt, x, h0, c0), cpu = pr_holds_values(R);
   if (!cpu && !grad) return 0;
   if (nw > 256) return pr_error(rt, "%s: at most 256 weights", name);
-  pr_Tensor *W = flat_weights(rt, nw, w, pr_rnn_weights_size(p), R->device, wgrad);
+  pr_Tensor *W = flat_weights(rt, nw, w, pr_rnn_weights_size(p), R, wgrad);
   int64_t wsize = cpu ? pr_rnn_workspace_size(p) : 1;
-  pr_Tensor *ws = W ? pr_tensor_new(rt, 1, &wsize, PROF_F32, R->device) : NULL;
+  pr_Tensor *ws = W ? pr_tensor_new(rt, 1, &wsize, pr_grad_dtype(R), R->device) : NULL;
   int rc = PR_ERR;
   if (ws == NULL) goto end;
   if (PR_K(R)->rnn_forward(rt, p, batch_first, x, h0, c0, W, ws, R) != 0) goto end;

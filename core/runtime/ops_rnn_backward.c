@@ -8,7 +8,8 @@
 /* A view's gradient as R's: zeros elsewhere. */
 int pr_rnn_unpack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   const pr_Tensor *R = n->inputs[0];
-  if ((gin[0] = pr_tensor_new(rt, 1, R->shape, PROF_F32, R->device)) == NULL) return PR_ERR;
+  if ((gin[0] = pr_tensor_new(rt, 1, R->shape, pr_grad_dtype(R), R->device)) == NULL)
+    return PR_ERR;
   if (!pr_holds_values(R)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return PR_ERR;
@@ -41,15 +42,15 @@ int pr_rnn_pack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   return rc;
 }
 
-/* The counts of an MM op a[m, k]·b[k, n] that a kernel ran itself, recorded as such. */
-static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
+/* The counts of an MM op a[m, k]·b[k, n] of dtype dt that a kernel ran itself, recorded as such. */
+static int record_mm(pr_Runtime *rt, int dt, int64_t m, int64_t k, int64_t n) {
   if (rt->rec == NULL) return 0;
   prof_Op op;
   memset(&op, 0, sizeof op);
   op.kind = PROF_OP_MM;
   op.ninputs = 2;
   op.in[0].ndim = op.in[1].ndim = op.out.ndim = 2;
-  op.in[0].dtype = op.in[1].dtype = op.out.dtype = PROF_F32;
+  op.in[0].dtype = op.in[1].dtype = op.out.dtype = dt;
   op.in[0].dim[0] = m, op.in[0].dim[1] = k;
   op.in[1].dim[0] = k, op.in[1].dim[1] = n;
   op.out.dim[0] = m, op.out.dim[1] = n;
@@ -64,19 +65,24 @@ static int record_mm(pr_Runtime *rt, int64_t m, int64_t k, int64_t n) {
 ** flops_sequence.c counts it), plus the bias sums.
 */
 static int record_bptt(pr_Runtime *rt, prof_Op *work, const pr_RnnPlan *p, const char *name,
-                       int want_x, int want_w, int64_t bytes_read, int64_t bytes_written) {
+                       int dt, int want_x, int want_w, int64_t bytes_read,
+                       int64_t bytes_written) {
   int64_t G = pr_rnn_gates(p) * p->H, rows = p->T * p->N;
   int64_t cell = p->cell == 0 ? 2 : p->cell == 1 ? 17 : 22, flops = 0;
   for (int64_t l = 0; l < p->L; l++)
     for (int64_t d = 0; d < p->D; d++) {
       int64_t in = pr_rnn_in_size(p, l);
-      if (record_mm(rt, rows, G, p->H) != 0) return PR_ERR;
-      if ((l > 0 || want_x) && record_mm(rt, rows, G, in) != 0) return PR_ERR;
-      if (want_w && (record_mm(rt, G, rows, in) != 0 || record_mm(rt, G, rows, p->H) != 0))
+      if (record_mm(rt, dt, rows, G, p->H) != 0) return PR_ERR;
+      if ((l > 0 || want_x) && record_mm(rt, dt, rows, G, in) != 0) return PR_ERR;
+      if (want_w && (record_mm(rt, dt, G, rows, in) != 0 || record_mm(rt, dt, G, rows, p->H) != 0))
         return PR_ERR;
       flops += rows * (2 * cell * p->H + (want_w && p->bias ? 2 * G : 0));
     }
   return pr_work_begin(rt, work, pr_backward_name(rt, name), 0, flops, bytes_read, bytes_written);
+}
+
+static int64_t tensor_bytes(const pr_Tensor *t) {
+  return pr_numel(t) * (int64_t)prof_dtype_size(t->dtype);
 }
 
 static pr_RnnPlan plan_of(const pr_Node *n) {
@@ -97,11 +103,12 @@ int pr_rnn_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **
         (gin[i] = pr_tensor_new(rt, t->ndim, t->shape, pr_grad_dtype(t), t->device)) == NULL)
       return PR_ERR;
   }
+  /* each in its own dtype: float32 on the cpu, a float16 model's 2 bytes on meta (pr_grad_dtype) */
   int64_t wrote = 0;
-  for (int i = 0; i < 4; i++) wrote += gin[i] ? pr_numel(gin[i]) : 0;
+  for (int i = 0; i < 4; i++) wrote += gin[i] ? tensor_bytes(gin[i]) : 0;
   prof_Op work;
-  if (record_bptt(rt, &work, &p, n->name, gin[0] != NULL, gin[3] != NULL,
-                  4 * (pr_numel(ws) + pr_numel(W) + pr_numel(g)), 4 * wrote) != 0)
+  if (record_bptt(rt, &work, &p, n->name, W->dtype, gin[0] != NULL, gin[3] != NULL,
+                  tensor_bytes(ws) + tensor_bytes(W) + tensor_bytes(g), wrote) != 0)
     return PR_ERR;
   return pr_op_close(rt, &work, PR_K(W)->rnn_backward(rt, &p, batch_first, W, ws, g, gin[0], gin[1],
                                                       gin[2], gin[3]));

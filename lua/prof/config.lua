@@ -33,7 +33,8 @@ end
 --[[
 Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
 DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
-DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua), then what needs
+DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua; scheduler, fp16,
+bf16, gradient_clipping: lua/prof/ds_training.lua's check), then what needs
 the runtime or the file system (lua/prof/config_check.lua: device, format, script paths), with the
 same message form as the loader's. Returns the table, or nil, message, "io"|"config".
 ]]
@@ -48,6 +49,12 @@ function M.load(path, overrides)
       return nil, (ov and "--set " .. ov or path or "config") .. ": " .. err, "config"
     end
     cfg.optimizer = checked
+  end
+  -- the training sections the engine applies (lazy: prof.ds_training reads the active config)
+  local trained, tkey, terr = require("prof.ds_training").check(cfg)
+  if trained == nil then
+    local ov = override_for(overrides, tkey)
+    return nil, (ov and "--set " .. ov or path or "config") .. ": " .. terr, "config"
   end
   local ok, err = config_check.check(cfg, path, function(key) return override_for(overrides, key) end)
   if not ok then return nil, err, "config" end

@@ -51,9 +51,8 @@ function M.not_applied()
   return out
 end
 
--- gradient_clipping as a number (0: off); "auto" is the default 0, with a note.
-local function clipping()
-  local v = config.value("gradient_clipping")
+-- gradient_clipping's value v as a number (0: off); "auto" is the default 0, with a note.
+local function clipping(v)
   if v == "auto" then
     notes.once("auto:gradient_clipping", 'gradient_clipping is "auto": DeepSpeed\'s default is used (0: no clipping)')
     return 0
@@ -65,14 +64,30 @@ local function clipping()
   return v
 end
 
--- The dtype fp16 / bf16 ask for, or nil.
-local function dtype()
-  local fp16, bf16 = config.value("fp16"), config.value("bf16") or config.value("bfloat16")
+-- The dtype the fp16 / bf16 sections ask for, or nil.
+local function dtype(fp16, bf16)
   local f, b = enabled(fp16, "fp16"), enabled(bf16, "bf16")
   if f and b then error("fp16 and bf16 cannot both be enabled (DeepSpeed refuses it)", 0) end
   if f then return "float16" end
   if b then return "bfloat16" end
   return nil
+end
+
+-- The section at key of cfg (a loaded config table, or the active config when nil).
+local function section(cfg, key)
+  if cfg == nil then return config.value(key) end
+  local v = cfg
+  for part in key:gmatch("[^.]+") do
+    if type(v) ~= "table" then return nil end
+    v = v[part]
+  end
+  return v
+end
+
+local function bf16_of(cfg)
+  local b = section(cfg, "bf16")
+  if b == nil then b = section(cfg, "bfloat16") end
+  return b
 end
 
 local function is_float(t)
@@ -121,8 +136,8 @@ end
 -- setup(engine): reads the sections, casts the model where it applies, builds the loss scaler and
 -- the scheduler, and says once what is accepted but not applied.
 function M.setup(e)
-  e.clip = clipping()
-  local dt = dtype()
+  e.clip = clipping(config.value("gradient_clipping"))
+  local dt = dtype(config.value("fp16"), bf16_of(nil))
   local device = (e.module:parameters()[1] or {}).device or core.default_device()
   if dt ~= nil then
     if device == "meta" then
@@ -142,6 +157,37 @@ function M.setup(e)
     notes.once("not_applied", "DeepSpeed sections accepted but not applied on one process: "
       .. table.concat(skipped, ", "))
   end
+end
+
+--[[
+Checks cfg's sections that setup applies (a loaded config table), with setup's own checks, when
+the config is loaded: a mistake there (a scheduler param, an fp16 key, gradient_clipping, fp16
+with bf16) is then a config error before the script runs, as the optimizer's is, not a
+traceback from prof.initialize. Says no note (setup says them). Returns true, or nil, the key to
+blame and the message.
+]]
+function M.check(cfg)
+  local sched = section(cfg, "scheduler")
+  local rows = {
+    { "gradient_clipping", function() clipping(section(cfg, "gradient_clipping")) end },
+    { "fp16", function()
+      if dtype(section(cfg, "fp16"), bf16_of(cfg)) == "float16" then loss_scaler.new(section(cfg, "fp16")) end
+    end },
+    { "scheduler", function()
+      if sched ~= nil and sched ~= core.null then ds_scheduler.resolve(sched) end
+    end },
+  }
+  local once = notes.once
+  notes.once = function() return false end
+  for _, row in ipairs(rows) do
+    local ok, err = pcall(row[2])
+    if not ok then
+      notes.once = once
+      return nil, row[1], tostring(err)
+    end
+  end
+  notes.once = once
+  return true
 end
 
 -- The forward's inputs in the engine's dtype (meta only: there the bytes are what counts).

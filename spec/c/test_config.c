@@ -439,6 +439,21 @@ static void test_malformed(void) {
     expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
     remove(name);
   }
+  /* In an object cJSON stops just past the '}', which may be the next bracket: in
+     `{"f": {"a": 3,}}` the comma is at column 14, and in `[{"a": 1,}]` at column 9 (Python's json
+     points at the bracket after it: "line 1 column 15 (char 14)", "line 1 column 10 (char 9)"). */
+  if (write_temp(name, "", 0, "{\"f\": {\"a\": 3,}}", 16)) {
+    snprintf(want, sizeof want, "%s:1:14: invalid JSON: trailing comma before '}' "
+             "(JSON allows none)", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
+  if (write_temp(name, "", 0, "[{\"a\": 1,}]", 11)) {
+    snprintf(want, sizeof want, "%s:1:9: invalid JSON: trailing comma before '}' "
+             "(JSON allows none)", name);
+    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+    remove(name);
+  }
   /* A comma followed by another value is fine; a missing value after ':' is not a comma case. */
   if (write_temp(name, "", 0, "{\"a\": ,}", 8)) {
     snprintf(want, sizeof want, "%s:1:7: invalid JSON near ',}'", name);
