@@ -39,6 +39,8 @@ typedef struct Loader {
   const char *file;                    /* the path as given; NULL: defaults only */
   const char *const *overrides;
   int32_t n_overrides;
+  const char *name;                    /* file as messages show it: a long one's middle cut */
+  char name_buf[224];
 } Loader;
 
 /* {====================== messages ======================} */
@@ -75,7 +77,7 @@ static int fail(const Loader *L, const char *keypath, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (ov != NULL) return profI_error(L->S, PROF_ERRCONFIG, "--set %s: %s", ov, msg);
-  return profI_error(L->S, PROF_ERRCONFIG, "%s: %s", L->file != NULL ? L->file : "config", msg);
+  return profI_error(L->S, PROF_ERRCONFIG, "%s: %s", L->name != NULL ? L->name : "config", msg);
 }
 
 /* Copies at most max bytes of s into buf, stopping at a line end and hiding control bytes. */
@@ -561,12 +563,15 @@ static int load_tree(const Loader *L, const cJSON *root, prof_Config *cfg) {
 
 /* Reads all of path into a NUL-terminated block of *size bytes (pipes work: no seeking). */
 static int read_file(const Loader *L, char **text, size_t *size, size_t *len) {
-  FILE *f = fopen(L->file, "rb");
+  FILE *f;
+  if (L->file[0] == '\0')  /* profrun '' x.lua: ": cannot open" would name nothing */
+    return profI_error(L->S, PROF_ERRIO, "the config path is empty: give a CONFIG.json file");
+  f = fopen(L->file, "rb");
   char *buf = NULL;
   size_t cap = 0, n = 0;
   int rc = PROF_OK;
   if (f == NULL)
-    return profI_error(L->S, PROF_ERRIO, "%s: cannot open: %s", L->file, strerror(errno));
+    return profI_error(L->S, PROF_ERRIO, "%s: cannot open: %s", L->name, strerror(errno));
   for (;;) {
     size_t got;
     if (cap - n < 2) {
@@ -583,7 +588,7 @@ static int read_file(const Loader *L, char **text, size_t *size, size_t *len) {
     n += got;
     if (got == 0) {
       if (ferror(f))
-        rc = profI_error(L->S, PROF_ERRIO, "%s: cannot read: %s", L->file, strerror(errno));
+        rc = profI_error(L->S, PROF_ERRIO, "%s: cannot read: %s", L->name, strerror(errno));
       break;
     }
   }
@@ -623,19 +628,19 @@ static int syntax_error(const Loader *L, const char *text, size_t len, size_t po
   if (comma != (size_t)-1) {
     line_col(text, comma, &line, &col);
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON: trailing comma before "
-                       "'%c' (JSON allows none)", L->file, line, col, bracket);
+                       "'%c' (JSON allows none)", L->name, line, col, bracket);
   }
   line_col(text, pos, &line, &col);
   if (pos >= len)
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON at the end of the file",
-                       L->file, line, col);
+                       L->name, line, col);
   if (text[pos] == '\0')
-    return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON: a NUL byte", L->file,
+    return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON: a NUL byte", L->name,
                        line, col);
   if (excerpt(text + pos, EXCERPT, near) == 0)
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON at the end of the line",
-                       L->file, line, col);
-  return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON near '%s'", L->file, line,
+                       L->name, line, col);
+  return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: invalid JSON near '%s'", L->name, line,
                      col, near);
 }
 
@@ -655,16 +660,65 @@ static int parse_text(const Loader *L, const char *text, size_t len, cJSON **roo
     line_col(text, nul, &line, &col);
     cJSON_Delete(r);
     return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: a NUL character (\\u0000) in a string: "
-                       "no key or path may hold one", L->file, line, col);
+                       "no key or path may hold one", L->name, line, col);
   }
   if (!cJSON_IsObject(r)) {
-    profI_error(L->S, PROF_ERRCONFIG, "%s: the top level must be a JSON object, got %s", L->file,
+    profI_error(L->S, PROF_ERRCONFIG, "%s: the top level must be a JSON object, got %s", L->name,
                 describe(r, got, sizeof got));
     cJSON_Delete(r);
     return PROF_ERRCONFIG;
   }
   *root = r;
   return PROF_OK;
+}
+
+/*
+** The first key of the file's tree (in document order) that repeats an earlier sibling; *nth
+** counts the keys before it, 1-based. Checked before --set is grafted: the file is to blame.
+*/
+static const cJSON *file_duplicate(const cJSON *v, long *nth, char *path, size_t size) {
+  const cJSON *e;
+  size_t at = strlen(path);
+  int i = 0;
+  cJSON_ArrayForEach(e, v) {
+    if (cJSON_IsObject(v)) {
+      ++*nth;
+      snprintf(path + at, size - at, "%s%s", at > 0 ? "." : "", e->string);
+      for (const cJSON *prev = v->child; prev != e; prev = prev->next)
+        if (strcmp(prev->string, e->string) == 0) return e;
+    } else {
+      snprintf(path + at, size - at, "[%d]", i++);
+    }
+    if (cJSON_IsObject(e) || cJSON_IsArray(e)) {
+      const cJSON *d = file_duplicate(e, nth, path, size);
+      if (d != NULL) return d;
+    }
+    path[at] = '\0';
+  }
+  return NULL;
+}
+
+/* Offset of the nth key (1-based) in valid JSON text: a string followed by ':' is a key. */
+static size_t key_offset(const char *text, size_t len, long nth) {
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] != '"') continue;
+    size_t start = i++;
+    while (i < len && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+    size_t j = i + 1;
+    while (j < len && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) j++;
+    if (j < len && text[j] == ':' && --nth == 0) return start;
+  }
+  return 0;
+}
+
+/* A duplicate key in the file itself, as FILE:LINE:COLUMN of its second occurrence. */
+static int check_file_duplicates(const Loader *L, const cJSON *root, const char *text, size_t len) {
+  char path[PATH_SIZE] = "";
+  long nth = 0, line, col;
+  if (file_duplicate(root, &nth, path, sizeof path) == NULL) return PROF_OK;
+  line_col(text, key_offset(text, len, nth), &line, &col);
+  return profI_error(L->S, PROF_ERRCONFIG, "%s:%ld:%ld: duplicate key \"%s\"", L->name, line, col,
+                     path);
 }
 
 /*
@@ -768,7 +822,7 @@ static int record_forced(const Loader *L, prof_Config *cfg) {
 
 int prof_config_load(prof_State *S, const char *path, const char *const *overrides,
                      int32_t n_overrides, prof_Config **out) {
-  Loader L = { S, path, overrides, n_overrides };
+  Loader L = { S, path, overrides, n_overrides, NULL, "" };
   prof_Config *cfg = NULL;
   cJSON *root = NULL;
   char *text = NULL;
@@ -780,6 +834,7 @@ int prof_config_load(prof_State *S, const char *path, const char *const *overrid
   for (int32_t i = 0; i < n_overrides; i++)
     if (overrides[i] == NULL)
       return profI_error(S, PROF_ERRARG, "prof_config_load: override %d is NULL", (int)i);
+  if (path != NULL) L.name = profI_short_path(path, L.name_buf, sizeof L.name_buf);
   if ((cfg = profI_alloc(S, sizeof *cfg)) == NULL) return oom(&L);
   memset(cfg, 0, sizeof *cfg);
   cfg->size = sizeof *cfg;
@@ -787,6 +842,7 @@ int prof_config_load(prof_State *S, const char *path, const char *const *overrid
   if (path != NULL) {
     if ((rc = read_file(&L, &text, &text_size, &len)) != PROF_OK) goto end;
     if ((rc = parse_text(&L, text, len, &root)) != PROF_OK) goto end;
+    if ((rc = check_file_duplicates(&L, root, text, len)) != PROF_OK) goto end;
   } else if ((root = cJSON_CreateObject()) == NULL) {
     rc = oom(&L);
     goto end;

@@ -320,14 +320,23 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
       error("roofline: " .. tostring(err), 0)
     end
   end
-  local text = report.render_profile(profile, {
+  local ropts = {
     format = format,
     output_file = out,
     module_depth = config.pick("flops_profiler.module_depth", opts.module_depth, -1),
     top_modules = config.pick("flops_profiler.top_modules", opts.top_modules, 1),
     detailed = config.pick("flops_profiler.detailed", opts.detailed, true),
     detailed_backward = config.pick("flops_profiler.detailed_backward", opts.detailed_backward, false),
-  })
+  }
+  if out ~= nil and out ~= "" and format == "json" then
+    -- streamed into the staged file: a million modules' JSON is never one string
+    require("prof.output").write_stream(out, "flops_profiler.output_file", function(emit)
+      ropts.emit = emit
+      report.render_profile(profile, ropts)
+    end)
+    return
+  end
+  local text = report.render_profile(profile, ropts)
   if out ~= nil and out ~= "" then
     require("prof.output").write(out, text, "flops_profiler.output_file")
   else
@@ -371,10 +380,22 @@ local function count_exact(model, args, o)
   p.force_conventions, p.rules = "exact", o.rules
   p:start_profile(o.ignore_modules)
   local ok, err = pcall(call_model, model, args, o.kwargs)
+  -- no blind-spot notes from the re-count: the profile's own stop made them (once per type, and
+  -- a type silent under exact is silent under deepspeed too); reading every row again cost a second
+  p.objects = nil
   p:stop_profile()
   local out = {}
   if ok then
-    for _, r in ipairs(p.S:modules()) do out[p.S:path(r.id)] = r.fwd.flops end
+    -- rows in slices, paths from the parent's (all rows at once and S:path per row were a second
+    -- copy of the profile and a walk to the root per module)
+    local row, path_of = rows_of(p.S), {}
+    for i = 1, p.S:module_count() do
+      local r = row(i)
+      local up = r.parent and path_of[r.parent]
+      local path = up == nil and "" or (up == "" and r.name or up .. "." .. r.name)
+      path_of[r.id] = path
+      out[path] = r.fwd.flops
+    end
   end
   p:end_profile()
   if not ok then error(err, 0) end

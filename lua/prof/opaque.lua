@@ -17,26 +17,18 @@ function M.find(rows, objects, n)
     n = #rows
     get = function(i) return rows[i] end
   end
-  local seen, blind, parent, rule = {}, {}, {}, {}
+  -- one pass: rows come in pre-order, so a parent's "ruled" is known before its children's
+  -- (each read of a million rows costs as much as the rest of this check)
+  local seen, blind, ruled = {}, {}, {}
   for i = 1, n do
     local r = get(i)
-    parent[r.id], rule[r.id] = r.parent, r.rule
-  end
-  local function ruled(r)
-    local id = r.id
-    while id ~= nil do
-      if rule[id] then return true end
-      id = parent[id]
-    end
-    return false
-  end
-  for i = 1, n do
-    local r = get(i)
+    local under_rule = r.rule and true or (r.parent ~= nil and ruled[r.parent]) or false
+    ruled[r.id] = under_rule
     local m = objects[r.id]
     local own = m ~= nil and #(rawget(m, "_params") or {}) > 0
     local f = r.fwd
     local silent = f.calls > 0 and f.macs == 0 and f.flops == 0 and f.bytes_read == 0 and f.bytes_written == 0
-    if own and not r.ignored and not r.hidden and not ruled(r) then
+    if own and not r.ignored and not r.hidden and not under_rule then
       if seen[r.type] == nil then seen[r.type] = silent end
       seen[r.type] = seen[r.type] and silent
     end

@@ -93,6 +93,47 @@ function M.produce(path, key, writer)
   return true
 end
 
+-- Writes what render(emit) emits, piece by piece, to path: inside a transaction straight into
+-- the staged temporary (a large report is never one string); a device or FIFO, or no transaction,
+-- takes the whole text as write does. Raises on failure, as write.
+function M.write_stream(path, key, render)
+  local staged, err
+  if pending ~= nil then
+    staged, err = core.stage_file(path, "")
+    if staged == nil then error(keyed(key, err), 0) end
+    if staged.tmp == "" then core.discard_file(staged) staged = nil end
+  end
+  if staged == nil then
+    local parts = {}
+    render(function(s) parts[#parts + 1] = s end)
+    return M.write(path, table.concat(parts), key)
+  end
+  local entry = { path = path, key = key, staged = staged, slot = guard and guard.add(staged) }
+  local f, ferr = io.open(staged.tmp, "wb")
+  local failed
+  if f ~= nil then
+    -- a failed write is kept, not raised: the report script's own error wrapping would bury it
+    local ok, werr = pcall(render, function(s)
+      if failed then return end
+      local wrote, e = f:write(s)
+      if not wrote then failed = path .. ": cannot write: " .. tostring(e) end
+    end)
+    local closed, cerr = f:close()
+    if not ok then
+      drop(entry)
+      error(werr, 0)   -- the report's own failure, as write's caller would have raised it
+    end
+    if not closed then failed = failed or path .. ": cannot write: " .. tostring(cerr) end
+  else
+    failed = path .. ": cannot write: " .. (tostring(ferr):gsub("^.-: ", ""))
+  end
+  if failed then
+    drop(entry)
+    error(keyed(key, failed), 0)
+  end
+  add(entry)
+end
+
 -- Undoes the files already committed: a new file goes again (with the directories made for it);
 -- a replaced one (or a device written) cannot come back, which the message says.
 local function undo(done)

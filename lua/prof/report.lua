@@ -52,7 +52,8 @@ function M.load(path)
   return fn
 end
 
--- Renders profile with the script opts.format/opts.output_file select; returns the text.
+-- Renders profile with the script opts.format/opts.output_file select; returns the text ("" when
+-- opts.emit(piece) was given: the text went there).
 function M.render_profile(profile, opts)
   local path = M.script_path(M.format_for(opts.format, opts.output_file))
   local fn = M.load(path)
@@ -60,6 +61,11 @@ function M.render_profile(profile, opts)
   if not ok then error(string.format("report script %s failed: %s", path, tostring(text)), 0) end
   if type(text) ~= "string" then
     error(string.format("report script %s returned %s instead of text", path, type(text)), 0)
+  end
+  -- opts.emit: the text goes there, in pieces where the script streams (json.lua), else whole
+  if opts.emit and text ~= "" then
+    opts.emit(text)
+    return ""
   end
   return text
 end

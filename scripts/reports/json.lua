@@ -36,30 +36,8 @@ M.MODULE_KEYS = {
 M.OPTIONAL_SUMMARY_KEYS = { "gradient_accumulation_steps", "peak_flops", "peak_bytes_per_s", "ridge_intensity",
   "peaks_machine", "saturated" }
 
-local OPTIONAL = { bytes = true, bwd_flops = true, exact_flops = true, intensity = true, achieved_flops = true,
-                   achieved_bytes_per_s = true, bound = true, bound_expected = true }
-
-local function module_object(profile, rec)
-  local m = rec.module
-  local v = {
-    id = rec.id, parent = rec.parent and rec.parent.id, name = tree.path(profile, m), type = m.type,
-    depth = m.depth, params = m.params, macs = m.macs, flops = m.flops, bytes = m.bytes,
-    fwd_latency_s = m.fwd_latency_s, bwd_latency_s = m.bwd_latency_s, calls = m.calls,
-    bwd_flops = m.bwd_flops, exact_flops = m.exact_flops or nil, intensity = m.intensity,
-    achieved_flops = m.achieved_flops,
-    achieved_bytes_per_s = m.achieved_bytes_per_s, bound = m.bound, bound_expected = m.bound_expected,
-  }
-  local keys = {}
-  for _, k in ipairs(M.MODULE_KEYS) do
-    if not OPTIONAL[k] or v[k] ~= nil then keys[#keys + 1] = k end
-  end
-  return enc.object(keys, v)
-end
-
-function M.render(profile)
-  local modules = {}
-  -- each module encoded at once, at its place in the document (its items are indented by 4)
-  for i, rec in ipairs(tree.shown(profile)) do modules[i] = enc.encode_at(module_object(profile, rec), "    ") end
+-- The document with its modules array holding the one item text given (or none).
+local function document(profile, items)
   local values, keys = {}, {}
   for _, k in ipairs(M.SUMMARY_KEYS) do
     if k == "modules" then
@@ -72,8 +50,109 @@ function M.render(profile)
   end
   for _, o in ipairs(M.OPTIONAL_SUMMARY_KEYS) do values[o] = profile[o] end
   values.schema = "profrun.profile/1"
-  values.modules = enc.raw_array(modules)
+  values.modules = enc.raw_array(items)
   return enc.encode(enc.object(keys, values)) .. "\n"
+end
+
+-- Modules per emitted piece: a million modules in one string (and a million strings before it)
+-- was most of a large run's peak memory.
+local SLICE = 1024
+
+-- One value as json_encode prints it (every module field is a scalar).
+local function scalar(x)
+  local t = type(x)
+  if x == nil then return "null" end
+  if t == "number" then return enc.number(x) end
+  if t == "string" then return enc.string(x) end
+  if t == "boolean" then return x and "true" or "false" end
+  return enc.encode_at(x, "    ")
+end
+
+-- '      "key": ' per key: json_encode's object at the modules' indentation.
+local PREFIX = {}
+for _, k in ipairs(M.MODULE_KEYS) do PREFIX[k] = '      "' .. k .. '": ' end
+
+-- The optional fields, in MODULE_KEYS order, and how each is known: present (~= nil), or truthy
+-- (exact_flops is false when not measured).
+local OPTIONAL_TAIL = { "bwd_flops", "exact_flops", "intensity", "achieved_flops", "achieved_bytes_per_s",
+                        "bound", "bound_expected" }
+
+-- A module's JSON text, exactly as json_encode prints the object of MODULE_KEYS (nil optional
+-- fields left out), without a table per module: a million of them outran the collector.
+local function module_text(profile, id, parent_id, m, buf)
+  buf[1] = PREFIX.id .. scalar(id)
+  buf[2] = PREFIX.parent .. scalar(parent_id)
+  buf[3] = PREFIX.name .. scalar(tree.path(profile, m))
+  buf[4] = PREFIX.type .. scalar(m.type)
+  buf[5] = PREFIX.depth .. scalar(m.depth)
+  buf[6] = PREFIX.params .. scalar(m.params)
+  buf[7] = PREFIX.macs .. scalar(m.macs)
+  buf[8] = PREFIX.flops .. scalar(m.flops)
+  local n = 8
+  if m.bytes ~= nil then
+    n = n + 1
+    buf[n] = PREFIX.bytes .. scalar(m.bytes)
+  end
+  buf[n + 1] = PREFIX.fwd_latency_s .. scalar(m.fwd_latency_s)
+  buf[n + 2] = PREFIX.bwd_latency_s .. scalar(m.bwd_latency_s)
+  buf[n + 3] = PREFIX.calls .. scalar(m.calls)
+  n = n + 3
+  for _, k in ipairs(OPTIONAL_TAIL) do
+    local v = m[k]
+    if v ~= nil and (k ~= "exact_flops" or v) then
+      n = n + 1
+      buf[n] = PREFIX[k] .. scalar(v)
+    end
+  end
+  return "{\n" .. table.concat(buf, ",\n", 1, n) .. "\n    }"
+end
+
+-- Emits the document in pieces, in order: the summary, the modules a slice at a time, the end.
+-- "\1" marks where the modules go: encoded JSON never holds a raw control byte. The shown tree is
+-- walked in place (tree.shown's list would be a table per module).
+function M.stream(profile, emit)
+  local root = profile.modules[1]
+  if root == nil then
+    emit(document(profile, {}))
+    return
+  end
+  local head, tail = document(profile, { "\1" }):match("^(.-)\1(.*)$")
+  emit(head)
+  local mods, slice, fields, n, next_id = profile.modules, {}, {}, 0, 0
+  local function visit(m, parent_id)
+    local id = next_id
+    next_id = id + 1
+    n = n + 1
+    slice[n] = (id > 0 and ",\n    " or "") .. module_text(profile, id, parent_id, m, fields)
+    if n == SLICE then
+      emit(table.concat(slice, "", 1, n))
+      n = 0
+      -- a step of the collector per slice: the pieces are garbage at once, and left to the
+      -- default pace they doubled the heap of a large profile
+      collectgarbage("step", 1024)
+    end
+    local function walk(list)
+      for _, c in ipairs(list) do
+        local child = mods[c]
+        if child.hidden then walk(child.children) else visit(child, id) end
+      end
+    end
+    walk(m.children or {})
+  end
+  visit(root, nil)
+  if n > 0 then emit(table.concat(slice, "", 1, n)) end
+  emit(tail)
+end
+
+-- The document's text; with opts.emit, the text goes to emit in pieces and "" is returned.
+function M.render(profile, opts)
+  if opts and opts.emit then
+    M.stream(profile, opts.emit)
+    return ""
+  end
+  local parts = {}
+  M.stream(profile, function(s) parts[#parts + 1] = s end)
+  return table.concat(parts)
 end
 
 return M.render

@@ -524,7 +524,7 @@ static void test_unknown_keys(void) {
   expect_error(FIX "unknown_far.json", NULL, 0, PROF_ERRCONFIG,
                FIX "unknown_far.json: unknown key \"colour_scheme\"");
   expect_error(FIX "duplicate.json", NULL, 0, PROF_ERRCONFIG,
-               FIX "duplicate.json: duplicate key \"flops_profiler\"");
+               FIX "duplicate.json:4:3: duplicate key \"flops_profiler\"");
 }
 
 static void test_wrong_types(void) {

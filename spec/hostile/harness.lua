@@ -130,7 +130,8 @@ function M.register(it, assert, cases)
         for _, s in ipairs(case.stdout or {}) do
           assert.truthy(r.stdout:find(s, 1, true), "stdout lacks '" .. s .. "'")
         end
-        local internal = { ".profrun-", "internal error", "core dumped" }
+        -- and no sanitizer report, when PROFRUN_BIN is the ASan+UBSan build
+        local internal = { ".profrun-", "internal error", "core dumped", "Sanitizer", "runtime error:" }
         for _, s in ipairs(case.stderr_not or {}) do internal[#internal + 1] = s end
         for _, s in ipairs(internal) do
           assert.falsy(r.stderr:find(s, 1, true), "stderr has '" .. s .. "': " .. r.stderr)

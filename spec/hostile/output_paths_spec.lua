@@ -254,6 +254,20 @@ error("export: " .. tostring(ok) .. " " .. tostring(err))
     end,
     teardown = function(ctx) if ctx.mounted then run.sh("umount " .. run.quote(ctx.out .. "/tiny")) end end,
     out = "$OUT/tiny/x.txt", code = 1, stderr = { "$OUT/tiny/x.txt: cannot write: No space left on device" } },
+  { name = "a JSON profile streamed into a full file system (a 4 KB tmpfs) fails with ENOSPC, leaves it empty",
+    setup = function(ctx)
+      sh("mkdir out/tiny", ctx)
+      if run.sh("mount -t tmpfs -o size=4k tmpfs out/tiny 2>/dev/null", ctx.dir).code == 0 then
+        ctx.mounted = true
+        ctx.leaves = { "tiny" }
+      else
+        sh("ln -s /dev/full out/tiny/x.json", ctx)
+        ctx.leaves = { "tiny", "tiny/x.json" }
+      end
+    end,
+    teardown = function(ctx) if ctx.mounted then run.sh("umount " .. run.quote(ctx.out .. "/tiny")) end end,
+    out = "$OUT/tiny/x.json", code = 1,
+    stderr = { KEY .. ": $OUT/tiny/x.json: cannot write: No space left on device" } },
 
   -- temporaries: unique per process, hidden, and recognised by a later run
   { name = "a temporary left by a killed run (its pid gone) is removed by the next run",

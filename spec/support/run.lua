@@ -16,7 +16,8 @@ end
 -- profrun from any working directory.
 local here = absolute(debug.getinfo(1, "S").source:match("^@(.*)$"))
 M.ROOT = here:match("^(.*)/spec/support/run%.lua$")
-M.PROFRUN = M.ROOT .. "/build/bin/profrun"
+-- PROFRUN_BIN: another build of the CLI (make test runs the hostile suite again on the ASan one)
+M.PROFRUN = os.getenv("PROFRUN_BIN") or M.ROOT .. "/build/bin/profrun"
 M.FIXTURES = M.ROOT .. "/spec/fixtures/cli"
 
 -- A word for sh, quoted whatever it holds.

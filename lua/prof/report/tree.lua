@@ -2,9 +2,14 @@
 local M = {}
 
 -- nil-aware sum: an unknown value (meta device, never timed) does not poison a known one.
+-- Integer counts stop at 2^63 - 1 (as the core's do) instead of wrapping negative.
 local function add(a, b)
   if a == nil then return b end
   if b == nil then return a end
+  if math.type(a) == "integer" and math.type(b) == "integer" then
+    if b > 0 and a > math.maxinteger - b then return math.maxinteger end
+    if b < 0 and a < math.mininteger - b then return math.mininteger end
+  end
   return a + b
 end
 M.add = add

@@ -93,7 +93,9 @@ end
 function M.pct(x, total)
   if missing(x) then return "n/a" end
   if missing(total) or total == 0 then return "0" end
-  return M.g(M.round(100 * x / total, 2))
+  -- 100 * x in integers wraps for a count near 2^63 (a saturated one): then in floats
+  local scaled = (math.type(x) == "integer" and math.abs(x) > math.maxinteger // 100) and 100.0 * x or 100 * x
+  return M.g(M.round(scaled / total, 2))
 end
 
 return M
