@@ -56,6 +56,25 @@ prof.get_model_profile { model = nn.Linear(3, 4), input_shape = { 2, 3 } }
 
 local TRACE = { "profiler.enabled=true" }
 
+-- A full file system at out/tiny: a 4 KB tmpfs where the machine lets root mount one, else
+-- /dev/full behind a link named file.
+local function full_disk(file)
+  return function(ctx)
+    sh("mkdir out/tiny", ctx)
+    if run.sh("mount -t tmpfs -o size=4k tmpfs out/tiny 2>/dev/null", ctx.dir).code == 0 then
+      ctx.mounted = true
+      ctx.leaves = { "tiny" }
+    else
+      sh("ln -s /dev/full out/tiny/" .. file, ctx)
+      ctx.leaves = { "tiny", "tiny/" .. file }
+    end
+  end
+end
+
+local function unmount_full_disk(ctx)
+  if ctx.mounted then run.sh("umount " .. run.quote(ctx.out .. "/tiny")) end
+end
+
 local cases = {
   -- item 1: devices and other files that are not regular are written in place or refused
   { name = "a character device (a copy of /dev/null) is written into and stays a device",
@@ -242,30 +261,10 @@ error("export: " .. tostring(ok) .. " " .. tostring(err))
 
   -- full disks: a tiny tmpfs where the machine lets root mount one, else /dev/full behind a link
   { name = "a full file system (a 4 KB tmpfs) fails with ENOSPC and leaves the mount empty",
-    setup = function(ctx)
-      sh("mkdir out/tiny", ctx)
-      if run.sh("mount -t tmpfs -o size=4k tmpfs out/tiny 2>/dev/null", ctx.dir).code == 0 then
-        ctx.mounted = true
-        ctx.leaves = { "tiny" }
-      else
-        sh("ln -s /dev/full out/tiny/x.txt", ctx)
-        ctx.leaves = { "tiny", "tiny/x.txt" }
-      end
-    end,
-    teardown = function(ctx) if ctx.mounted then run.sh("umount " .. run.quote(ctx.out .. "/tiny")) end end,
+    setup = full_disk("x.txt"), teardown = unmount_full_disk,
     out = "$OUT/tiny/x.txt", code = 1, stderr = { "$OUT/tiny/x.txt: cannot write: No space left on device" } },
   { name = "a JSON profile streamed into a full file system (a 4 KB tmpfs) fails with ENOSPC, leaves it empty",
-    setup = function(ctx)
-      sh("mkdir out/tiny", ctx)
-      if run.sh("mount -t tmpfs -o size=4k tmpfs out/tiny 2>/dev/null", ctx.dir).code == 0 then
-        ctx.mounted = true
-        ctx.leaves = { "tiny" }
-      else
-        sh("ln -s /dev/full out/tiny/x.json", ctx)
-        ctx.leaves = { "tiny", "tiny/x.json" }
-      end
-    end,
-    teardown = function(ctx) if ctx.mounted then run.sh("umount " .. run.quote(ctx.out .. "/tiny")) end end,
+    setup = full_disk("x.json"), teardown = unmount_full_disk,
     out = "$OUT/tiny/x.json", code = 1,
     stderr = { KEY .. ": $OUT/tiny/x.json: cannot write: No space left on device" } },
 
