@@ -173,9 +173,10 @@ $(ASAN_PROFRUN): $(BUILD)/asan-obj/core/profrun.o $(ASAN_BIND_OBJ) $(ASAN_LIBRT_
 	@mkdir -p $(@D)
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl \
 	  -pthread -Wl,-E
+# Libs carries the rpath: a host built against an installed prefix runs without LD_LIBRARY_PATH.
 $(BUILD)/prof.pc: Makefile
 	@mkdir -p $(dir $@)
-	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries

@@ -187,4 +187,16 @@ describe("make install PREFIX=<tmp>", function()
     assert.truthy(r.stdout:find("-I" .. prefix .. "/include", 1, true), r.stdout)
     assert.truthy(r.stdout:find("-L" .. prefix .. "/lib", 1, true), r.stdout)
   end)
+
+  it("builds a host from pkg-config's flags alone, and it runs without LD_LIBRARY_PATH", function()
+    -- prof.pc's Libs carry the prefix's rpath (issue 12: an installed host needs no environment)
+    local dir = run.tmpdir()
+    run.write(dir, "host.c", HOST)
+    local cmd = "cc -std=c11 -Wall -Werror host.c $(PKG_CONFIG_PATH=" .. q .. "/lib/pkgconfig "
+      .. "pkg-config --cflags --libs prof) -o host && env -u LD_LIBRARY_PATH ./host"
+    local r = run.sh(cmd, dir)
+    run.rmdir_all(dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("macs 100 flops 210 params 110\n", r.stdout)
+  end)
 end)
