@@ -394,6 +394,15 @@ static int write_temp(char *name, const char *head, size_t pad, const char *tail
   return 1;
 }
 
+/* Loads text (ntail bytes) from a temporary file and expects "FILE:" + where_what as the error. */
+static void expect_text_error(const char *text, size_t ntail, const char *where_what) {
+  char name[64], want[600];
+  if (!write_temp(name, "", 0, text, ntail)) return;
+  snprintf(want, sizeof want, "%s:%s", name, where_what);
+  expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
+  remove(name);
+}
+
 static void test_large_file(void) {
   char name[64];
   prof_State *S;
@@ -433,48 +442,27 @@ static void test_malformed(void) {
                FIX "malformed_trailing_comma.json:4:22: invalid JSON: trailing comma before '}' "
                "(JSON allows none)");
   /* In an array cJSON stops at the ']' itself: `{"a": [1, 2,]}` has its comma at column 12. */
-  if (write_temp(name, "", 0, "{\"a\": [1, 2,]}", 14)) {
-    snprintf(want, sizeof want, "%s:1:12: invalid JSON: trailing comma before ']' "
-             "(JSON allows none)", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("{\"a\": [1, 2,]}", 14,
+                    "1:12: invalid JSON: trailing comma before ']' (JSON allows none)");
   /* In an object cJSON stops just past the '}', which may be the next bracket: in
      `{"f": {"a": 3,}}` the comma is at column 14, and in `[{"a": 1,}]` at column 9 (Python's json
      points at the bracket after it: "line 1 column 15 (char 14)", "line 1 column 10 (char 9)"). */
-  if (write_temp(name, "", 0, "{\"f\": {\"a\": 3,}}", 16)) {
-    snprintf(want, sizeof want, "%s:1:14: invalid JSON: trailing comma before '}' "
-             "(JSON allows none)", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
-  if (write_temp(name, "", 0, "[{\"a\": 1,}]", 11)) {
-    snprintf(want, sizeof want, "%s:1:9: invalid JSON: trailing comma before '}' "
-             "(JSON allows none)", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("{\"f\": {\"a\": 3,}}", 16,
+                    "1:14: invalid JSON: trailing comma before '}' (JSON allows none)");
+  expect_text_error("[{\"a\": 1,}]", 11,
+                    "1:9: invalid JSON: trailing comma before '}' (JSON allows none)");
   /* A comma followed by another value is fine; a missing value after ':' is not a comma case. */
-  if (write_temp(name, "", 0, "{\"a\": ,}", 8)) {
-    snprintf(want, sizeof want, "%s:1:7: invalid JSON near ',}'", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("{\"a\": ,}", 8,
+                    "1:7: invalid JSON near ',}'");
   /* Three lines, each ending in '\n': the text ends at line 4, column 1. */
   expect_error(FIX "malformed_truncated.json", NULL, 0, PROF_ERRCONFIG,
                FIX "malformed_truncated.json:4:1: invalid JSON at the end of the file");
   /* An empty file ends at 1:1. */
-  if (write_temp(name, "", 0, "", 0)) {
-    snprintf(want, sizeof want, "%s:1:1: invalid JSON at the end of the file", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("", 0,
+                    "1:1: invalid JSON at the end of the file");
   /* "{}" then a NUL byte at offset 2 of line 1: column 3. */
-  if (write_temp(name, "", 0, "{}\0{}", 5)) {
-    snprintf(want, sizeof want, "%s:1:3: invalid JSON: a NUL byte", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("{}\0{}", 5,
+                    "1:3: invalid JSON: a NUL byte");
   /* Trailing text after the object: line 2 starts with "x" at column 1. */
   if (write_temp(name, "{}\n", 0, "x = 1\n", 6)) {
     snprintf(want, sizeof want, "%s:2:1: invalid JSON near 'x = 1'", name);
@@ -485,18 +473,10 @@ static void test_malformed(void) {
      (`{"flops_profiler": {"output_file": "a` is 37 bytes: the backslash is column 38) and in a
      key (`{"flops_profiler": {"top_modules` is 32 bytes: column 33). An escaped backslash before
      "u0000" is text, not a NUL. */
-  if (write_temp(name, "", 0, "{\"flops_profiler\": {\"output_file\": \"a\\u0000b.json\"}}", 52)) {
-    snprintf(want, sizeof want, "%s:1:38: a NUL character (\\u0000) in a string: no key or path "
-             "may hold one", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
-  if (write_temp(name, "", 0, "{\"flops_profiler\": {\"top_modules\\u0000x\": 3}}", 45)) {
-    snprintf(want, sizeof want, "%s:1:33: a NUL character (\\u0000) in a string: no key or path "
-             "may hold one", name);
-    expect_error(name, NULL, 0, PROF_ERRCONFIG, want);
-    remove(name);
-  }
+  expect_text_error("{\"flops_profiler\": {\"output_file\": \"a\\u0000b.json\"}}", 52,
+                    "1:38: a NUL character (\\u0000) in a string: no key or path may hold one");
+  expect_text_error("{\"flops_profiler\": {\"top_modules\\u0000x\": 3}}", 45,
+                    "1:33: a NUL character (\\u0000) in a string: no key or path may hold one");
   {
     static const char *const ov[] = { "flops_profiler.output_file=\"a\\\\u0000b.json\"" };
     prof_State *S;
