@@ -55,6 +55,8 @@ typedef struct profT_Frame {
 
 /* One recorded event, as the recorder's preallocated buffer holds it. */
 typedef struct profR_Event {
+  /* The first 64 bytes are all a range writes (record_ranges.c's put_range); prof_event_at
+     gives a range zero for the fields after value. */
   uint8_t kind;                /* prof_EventKind */
   uint8_t phase;
   int16_t op_kind;
@@ -65,18 +67,21 @@ typedef struct profR_Event {
   const char *stack;           /* the stack hook's source location (interned), or NULL */
   uint64_t correlation;
   int64_t t_begin, t_end;      /* ticks: prof_event_at gives them as nanoseconds */
+  int64_t value;
   union {                      /* memory events count no MACs: their slot keeps the block's address */
     int64_t macs;              /* ops and modules */
     uint64_t address;          /* PROF_EVENT_MEMORY and PROF_EVENT_MEMORY_TAG */
   };
   int64_t flops, bytes_read, bytes_written;
   int64_t bytes_allocated, bytes_freed;
-  int64_t value, total;
+  int64_t total;
 } profR_Event;
 
-/* profR_push and record_ranges.c's put_range set every field one by one (no memset); a new
-   field must be set there too */
+/* profR_push and record_ranges.c's put_range set every field they own one by one (no memset);
+   a new field must be set there too */
 _Static_assert(sizeof(profR_Event) == 120, "profR_Event changed: set its fields in profR_push and put_range");
+_Static_assert(offsetof(profR_Event, value) + sizeof(int64_t) == 64,
+               "a range's fields must stay in the event's first 64 bytes");
 
 /* int64 words of the shapes arena per buffered event: an op with two 2-d inputs takes 7 */
 #define PROF_SHAPE_WORDS_PER_EVENT 12
@@ -159,6 +164,9 @@ struct prof_State {
   int64_t serial;              /* tells this session from an earlier one at the same address */
   prof_Conventions conv;
   atomic_int active;
+  /* serial while ranges may take their leaf path (active, TSC clock, no stack hook), else 0: one
+     compare with the thread's cache entry answers all four questions (record_ranges.c) */
+  atomic_llong range_fast;
   profC_Clock clock;           /* what recorders stamp with, and its mapping to nanoseconds */
   int64_t event_capacity;      /* events per recorder; 0: only running totals */
   int memory_events;           /* buffer every allocation and free */

@@ -220,14 +220,18 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   ev.t_begin_ns = profC_ns(c, e->t_begin);
   ev.t_end_ns = profC_ns(c, e->t_end);
   int block = e->kind == PROF_EVENT_MEMORY || e->kind == PROF_EVENT_MEMORY_TAG;
-  ev.macs = block ? 0 : e->macs;
-  ev.flops = e->flops;
-  ev.bytes_read = e->bytes_read;
-  ev.bytes_written = e->bytes_written;
-  ev.bytes_allocated = e->bytes_allocated;
-  ev.bytes_freed = e->bytes_freed;
-  ev.value = e->kind == PROF_EVENT_RANGE ? e->value - 1 : e->value;
-  ev.total = e->total;
+  if (e->kind == PROF_EVENT_RANGE) {
+    ev.value = e->value - 1;   /* a range wrote none of the counts (put_range): they stay 0 */
+  } else {
+    ev.macs = block ? 0 : e->macs;
+    ev.flops = e->flops;
+    ev.bytes_read = e->bytes_read;
+    ev.bytes_written = e->bytes_written;
+    ev.bytes_allocated = e->bytes_allocated;
+    ev.bytes_freed = e->bytes_freed;
+    ev.value = e->value;
+    ev.total = e->total;
+  }
   ev.stack = e->stack;
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
   if (size <= fixed) {

@@ -27,6 +27,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->conv = PROF_CONV_EXACT;
   S->first_root = S->last_root = -1;
   atomic_init(&S->active, 0);
+  atomic_init(&S->range_fast, 0);
   atomic_init(&S->n_nodes, 0);
   profC_init(&S->clock);
   for (int d = 0; d < 2; d++) {
@@ -114,6 +115,7 @@ int prof_start(prof_State *S) {
   if (rc != PROF_OK) return rc;
   prof_reset(S);
   profC_start(&S->clock);
+  atomic_store(&S->range_fast, S->clock.tsc && S->stack_fn == NULL ? S->serial : 0);
   atomic_store(&S->active, 1);
   return PROF_OK;
 }
@@ -121,6 +123,7 @@ int prof_start(prof_State *S) {
 int prof_stop(prof_State *S) {
   if (!profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
+  atomic_store(&S->range_fast, 0);
   atomic_store(&S->active, 0);
   return prof_snapshot(S);
 }

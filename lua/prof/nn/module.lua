@@ -215,18 +215,26 @@ local function slot_meta_of(cls)
 end
 
 -- An instance's own metatable: the class's metamethods, __index to its slots, and the class
--- behind it (getmetatable(m).key still finds class members).
-local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls}, shared
+-- behind it (getmetatable(m).key still finds class members). The metamethods are listed once per
+-- class, at its first instance (classes are complete before they are instantiated): scanning
+-- the class for them per instance was a fifth of building a million-module model.
+local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls, names = {...}}
 
 local function instance_meta(cls, slots)
   local behind = class_meta[cls]
   if behind == nil then
-    behind = { __index = cls }
+    local names = {}
+    for k in pairs(cls) do
+      if type(k) == "string" and k:sub(1, 2) == "__" then names[#names + 1] = k end
+    end
+    behind = { __index = cls, names = names }
     class_meta[cls] = behind
   end
   local mt = setmetatable({}, behind)   -- one per class, not per instance (a million modules)
-  for k, v in pairs(cls) do
-    if type(k) == "string" and k:sub(1, 2) == "__" then mt[k] = v end
+  local names = behind.names
+  for i = 1, #names do
+    local k = names[i]
+    mt[k] = cls[k]
   end
   mt.__index = slots
   return mt
