@@ -218,12 +218,14 @@ static int s_modules(lua_State *L) {
   luaL_argcheck(L, count >= 0, 3, "a count is not negative");
   int32_t lo = first - 1 < n ? (int32_t)(first - 1) : n;
   int32_t hi = count < n - lo ? lo + (int32_t)count : n;
-  prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(n > 0 ? n : 1), 0);
-  prof_module_preorder(S, ids, n);
+  /* only the slice's ids: a million-module read in slices would otherwise allocate and walk the
+     whole order once per slice */
+  prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(hi > lo ? hi - lo : 1), 0);
+  prof_module_preorder_from(S, lo, ids, hi - lo);
   lua_createtable(L, hi - lo, 0);
   for (int32_t i = lo; i < hi; i++) {
     prof_ModuleInfo info = {.size = sizeof info};
-    prof_module_info(S, ids[i], &info);
+    prof_module_info(S, ids[i - lo], &info);
     lua_createtable(L, 0, 12);
     set_int(L, "id", info.id);
     if (info.parent != PROF_NO_MODULE) set_int(L, "parent", info.parent);

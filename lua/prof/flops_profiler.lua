@@ -1,6 +1,7 @@
 -- flops_profiler.lua — DeepSpeed's FlopsProfiler and get_model_profile over profrun's C core.
 local core = require "prof.core"
 local module = require "prof.nn.module"
+local key_name = module.key_name
 local config = require "prof.config"
 local errors = require "prof.errors"
 local ignore = require "prof.ignore"
@@ -52,24 +53,31 @@ end
 -- where no module and no parameter is reached twice; a model that shares any (tied embeddings)
 -- gets an empty table, and num_parameters per module, as before.
 local function subtree_params(model)
+  -- the children and parameters are read from the module's own lists (module.lua's _modules,
+  -- _params and _slots): children() and parameters_own() made two tables per module
   local order, parent_of, seen = {}, {}, {}
-  local stack = { model }
-  while #stack > 0 do
-    local m = table.remove(stack)
+  local stack, top = { model }, 1
+  while top > 0 do
+    local m = stack[top]
+    stack[top], top = nil, top - 1
     if seen[m] then return {} end
     seen[m] = true
     order[#order + 1] = m
-    local kids = m:children()
-    for i = #kids, 1, -1 do
-      parent_of[kids[i]] = m
-      stack[#stack + 1] = kids[i]
+    local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+    for i = #keys, 1, -1 do
+      local kid = rawget(slots, keys[i])
+      parent_of[kid] = m
+      top = top + 1
+      stack[top] = kid
     end
   end
   local total = {}
   for i = #order, 1, -1 do
     local m = order[i]
     local n = total[m] or 0
-    for _, p in ipairs(m:parameters_own()) do
+    local slots, keys = rawget(m, "_slots"), rawget(m, "_params")
+    for j = 1, #keys do
+      local p = rawget(slots, keys[j])
       if seen[p] then return {} end
       seen[p] = true
       n = n + p:numel()
@@ -109,10 +117,11 @@ local function register(S, model, matcher, type_rules, old_types)
       ruled[m] = type_rules[m.__name]
       -- a new module's flags are clear: only an ignored one needs a call (and its table)
       if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
-      local kids = m:named_children()
-      for i = #kids, 1, -1 do
-        local key, n = kids[i][1], #sm + 1
-        sm[n], sparent[n], sname[n], spath[n] = kids[i][2], id, key, path == "" and key or path .. "." .. key
+      local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+      for i = #keys, 1, -1 do
+        local key, n = key_name(keys[i]), #sm + 1
+        sm[n], sparent[n], sname[n], spath[n] = rawget(slots, keys[i]), id, key,
+          path == "" and key or path .. "." .. key
       end
     end
   end

@@ -36,10 +36,19 @@ function M.slots(m)
   return rawget(m, "_slots")
 end
 
--- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch.
+-- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch. The texts of
+-- list positions are made once ("0", "1", ...): a million-module walk asked for them anew.
+local index_name = setmetatable({}, { __index = function(t, key)
+  local s = tostring(key - 1)
+  t[key] = s
+  return s
+end })
+
 local function key_name(key)
-  return type(key) == "number" and tostring(key - 1) or key
+  if type(key) == "number" then return index_name[key] end
+  return key
 end
+M.key_name = key_name
 
 local function remove_key(order, key)
   for i, k in ipairs(order) do
