@@ -35,7 +35,7 @@ local PROFILE_COLUMNS = { "id", "parent", "name", "type", "depth", "params_count
   "bwd.time_ns", "bwd.calls", "bwd.flops" }
 
 local function model_device(model)
-  local p = model:parameters()[1]
+  local p = model:first_parameter()
   return p and p.device or core.default_device()
 end
 
@@ -417,7 +417,7 @@ function M.get_model_profile(o)
   local args = o.args or {}
   if o.input_shape ~= nil then
     require("prof.nn.args").check_shape("get_model_profile", "input_shape", o.input_shape)
-    local p = model:parameters()[1]
+    local p = model:first_parameter()
     args = { core.empty(o.input_shape, p and p.dtype, p and p.device) }
   end
   if #args == 0 and o.kwargs == nil then
