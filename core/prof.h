@@ -510,6 +510,15 @@ PROF_API int prof_module_info(const prof_State *S, prof_ModuleId id, prof_Module
 PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n);
 
 /*
+** The ids at pre-order positions first .. first + n - 1 (fewer at the end) into ids; returns how
+** many were written. Taken from the snapshot's copy of the order when the tree has not changed
+** since (prof_snapshot), so that reading a million modules in slices costs one walk, not one per
+** slice; else walked.
+*/
+PROF_API int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_ModuleId *ids,
+                                           int32_t n);
+
+/*
 ** Session totals per phase from the snapshot: every recorded op, inside modules or not. Here the self_* fields hold
 ** the part recorded outside every module ("unattributed"); calls and time_ns are 0.
 */

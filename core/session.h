@@ -149,6 +149,11 @@ typedef struct profS_Module {
 typedef struct profS_Snapshot {
   profS_Module *modules;
   int32_t n, cap;
+  /* the modules' pre-order at the snapshot (n of them), so that a reader taking a million
+     modules in slices does not walk the tree once per slice */
+  int32_t *preorder;
+  int32_t cap_preorder;
+  int64_t preorder_version;    /* the tree_version it was walked at */
   profT_Acc totals[PROF_PHASE_COUNT];
   profT_Acc unattributed[PROF_PHASE_COUNT];
   int64_t mem_peak[2];
@@ -181,6 +186,7 @@ struct prof_State {
   /* module tree */
   profT_Node *chunks[PROF_NODE_CHUNKS];
   atomic_int n_nodes;
+  int64_t tree_version;        /* changes with every node added and every clear (under lock) */
   int32_t first_root, last_root;
   /* flop rules */
   profT_Rule *rules;

@@ -7,6 +7,7 @@
 
 void profS_free(prof_State *S) {
   profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
+  profI_free(S, S->snap.preorder, sizeof *S->snap.preorder * (size_t)S->snap.cap_preorder);
   memset(&S->snap, 0, sizeof S->snap);
 }
 
@@ -52,7 +53,16 @@ int prof_snapshot(prof_State *S) {
     snap->modules = m;
     snap->cap = n;
   }
+  if (n > snap->cap_preorder) {
+    int32_t *order = profI_realloc(S, snap->preorder, sizeof *order * (size_t)snap->cap_preorder,
+                                   sizeof *order * (size_t)n);
+    if (order == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+    snap->preorder = order;
+    snap->cap_preorder = n;
+  }
   snap->n = n;
+  if (n > 0) prof_module_preorder(S, snap->preorder, n);
+  snap->preorder_version = S->tree_version;
   if (n > 0) memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
@@ -119,6 +129,32 @@ int prof_snapshot(prof_State *S) {
   for (int p = 0; p < PROF_PHASE_COUNT; p++)
     snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
   return PROF_OK;
+}
+
+int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_ModuleId *ids,
+                                  int32_t n) {
+  int32_t total = profT_count(S);
+  if (first < 0 || n <= 0 || first >= total) return 0;
+  if (n > total - first) n = total - first;
+  const profS_Snapshot *snap = &S->snap;
+  if (snap->preorder_version == S->tree_version && snap->n == total) {
+    memcpy(ids, snap->preorder + first, sizeof *ids * (size_t)n);
+    return n;
+  }
+  /* the tree changed since the snapshot: walk it, keeping positions first .. first + n - 1 */
+  int32_t k = S->first_root, pos = 0, got = 0;
+  while (k >= 0 && got < n) {
+    if (pos >= first) ids[got++] = k;
+    pos++;
+    const profT_Node *node = profT_node(S, k);
+    if (node->first_child >= 0) {
+      k = node->first_child;
+      continue;
+    }
+    while (k >= 0 && profT_node(S, k)->next_sibling < 0) k = profT_node(S, k)->parent;
+    if (k >= 0) k = profT_node(S, k)->next_sibling;
+  }
+  return got;
 }
 
 static void fill_counts(const profT_Acc *incl, const profT_Acc *self, prof_Counts *c) {

@@ -79,6 +79,7 @@ void lbind_open_ops_resample(lua_State *L);
 void lbind_open_optim(lua_State *L);
 void lbind_open_peaks(lua_State *L);
 void lbind_open_term(lua_State *L);
+void lbind_open_json(lua_State *L);
 void lbind_open_files(lua_State *L);
 
 #endif
