@@ -20,6 +20,7 @@ typedef struct LCtx {
 
 typedef struct LState {
   prof_State *S;               /* NULL once closed */
+  int borrowed;                /* core.borrow: the host owns S, close only forgets it */
 } LState;
 
 /* Context from upvalue 1 of the running C function. */
@@ -80,5 +81,6 @@ void lbind_open_optim(lua_State *L);
 void lbind_open_peaks(lua_State *L);
 void lbind_open_term(lua_State *L);
 void lbind_open_files(lua_State *L);
+void lbind_open_hooks(lua_State *L);
 
 #endif
