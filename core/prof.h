@@ -2,6 +2,43 @@
 #ifndef PROF_H
 #define PROF_H
 
+/*
+** A session's life (examples/host_c/mlp.c is a whole host):
+**
+**   prof_new ........................ one state per session; allocator injectable
+**   prof_config_load / prof_set_* ... conventions, event capacity, shapes, memory (while idle)
+**   prof_module_add, prof_rule_register, prof_ignore_apply ... the tree and its policy
+**   prof_start (or a prof_Scheduler: prof_scheduler_new / _step / _close)
+**     prof_module_enter / exit, prof_op_record or prof_op_begin / end, prof_mem_*,
+**     prof_range_push / pop, prof_instant, prof_counter .......... any thread, hot path
+**   prof_stop (takes the snapshot; or prof_snapshot while active)
+**   prof_module_info / prof_totals / prof_event_at ............ read the snapshot
+**   prof_write_deepspeed_report, prof_write_profile_json, prof_write_chrome_trace_file
+**   prof_close
+**
+** Conventions every entry follows:
+** * Fallible calls return PROF_OK (0) or a PROF_ERR* status; the tag [may fail: ...] lists which
+**   and when, and prof_errmsg(S) says what, naming the argument, key path or file. Nothing
+**   prints, exits or longjmps. Hot-path calls return nothing and keep a sticky error instead
+**   (prof_check).
+** * Ownership: strings and structs passed in are copied unless the entry says it keeps the
+**   pointer (names of ranges, instants and counters: a literal or prof_intern's). Strings handed
+**   out belong to S and live until prof_clear or prof_close unless said otherwise; structs with
+**   a size field may grow at their end (set size, or use the *_init function).
+** * Threads. Hot path (any thread, no lock, no allocation in steady state): module enter / exit,
+**   op record / begin / end, mem alloc / free / tag, ranges, instants, counters, prof_now_ns,
+**   prof_set_phase (per thread). Cold path (any thread, a lock): prof_module_add,
+**   prof_module_enter_named, prof_module_set_flags, prof_rule_register, prof_intern. While no
+**   other thread records (they read or zero every recorder, or change what recording reads):
+**   prof_set_conventions, prof_start, prof_stop, prof_reset, prof_clear, prof_snapshot,
+**   prof_check, the readers (prof_module_info, prof_totals, prof_event_at, ...), the writers,
+**   prof_ignore_apply and the scheduler. Only while idle: prof_set_event_capacity,
+**   prof_set_record_shapes, prof_set_stack_hook, prof_set_memory_events. Pure, any thread: the
+**   name / parse helpers, prof_op_kind_name, prof_schedule_torch, prof_schedule_transition,
+**   prof_config_key, prof_version. prof_errmsg's text is S's last failure: with several threads
+**   failing at once, read it on the thread that failed, before its next failing call.
+*/
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,6 +177,10 @@ typedef enum prof_Phase {
   PROF_PHASE_COUNT = 3
 } prof_Phase;
 
+/*
+** Per calling thread (its recorder is made here when it has none; out of memory or an out-of-range
+** phase leaves the phase as it was). get: the calling thread's, PROF_PHASE_FORWARD before any.
+*/
 PROF_API void prof_set_phase(prof_State *S, prof_Phase phase);
 PROF_API prof_Phase prof_get_phase(const prof_State *S);
 
@@ -325,7 +366,8 @@ typedef struct prof_Op {
   size_t size;                 /* sizeof(prof_Op) of the caller's header; 0 (zero-initialised) is
                                   taken as this header's: fields added later read as zero */
   prof_OpKind kind;
-  const char *name;            /* display name; NULL: the kind's name */
+  const char *name;            /* display name; NULL: the kind's name. Buffered events keep the
+                                  pointer: a literal or prof_intern's */
   uint32_t flags;              /* PROF_OPF_* */
   int32_t ninputs;
   prof_Operand in[PROF_MAX_OPERANDS];
@@ -664,7 +706,12 @@ typedef struct prof_Event {
 PROF_API int64_t prof_event_count(const prof_State *S);
 PROF_API int64_t prof_events_dropped(const prof_State *S);
 
-/* Fills *ev with event i (threads in creation order, each in record order). [may fail: PROF_ERRARG] */
+/*
+** Fills *ev with event i (threads in creation order, each in record order). name and stack are
+** the pointers recorded: a module's type or a kind's name (owned by S), or the string the host
+** passed (prof_Op.name, a range's name, the stack hook's result), which must outlive the read.
+** [may fail: PROF_ERRARG]
+*/
 PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
 
 /*
