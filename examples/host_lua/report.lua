@@ -1,4 +1,4 @@
--- report.lua — run by examples/host_lua/host.c in its own lua_State: the session C recorded, as report tables, rendered by a report script.
+-- report.lua — run by examples/host_lua/host.c in its lua_State: the session C recorded, rendered by a report script.
 local S, format = ...
 local report = require "prof.report"
 

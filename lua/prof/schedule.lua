@@ -6,7 +6,7 @@ local M = {}
 
 -- torch.profiler.ProfilerAction, as strings (they print as torch spells them).
 M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
-local NONE, WARMUP, RECORD, SAVE = M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE
+local WARMUP, RECORD = M.WARMUP, M.RECORD
 
 -- Where warnings go (torch's warn()); specs replace it to watch them.
 function M.warn(msg)
