@@ -228,6 +228,7 @@ static void summary(Report *R, const prof_ReportOptions *opts, int saturated) {
 typedef struct Agg {
   const char *type;
   int32_t depth;
+  int32_t next;                /* the next entry at the same depth, -1 at the end */
   double params, macs, latency;   /* params and macs summed as doubles: read back exactly below 2^53 */
 } Agg;
 
@@ -269,9 +270,13 @@ static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) 
   int32_t n = R->n, na = 0, maxdepth = 0;
   Agg *agg = profI_alloc(S, (size_t)n * sizeof *agg);
   int32_t *depth = profI_alloc(S, (size_t)n * sizeof *depth);
-  int32_t *stack = profI_alloc(S, (size_t)(n + 1) * sizeof *stack);
+  /* the walk's entries and, above them, the scratch that lists one module's shown children:
+     n of each at most */
+  int32_t *stack = profI_alloc(S, (size_t)(2 * n + 2) * sizeof *stack);
   int32_t *order = profI_alloc(S, (size_t)n * sizeof *order);
-  if (!agg || !depth || !stack || !order) {
+  int32_t *head = profI_alloc(S, (size_t)n * sizeof *head);   /* per depth: first and last entry */
+  int32_t *tail = profI_alloc(S, (size_t)n * sizeof *tail);
+  if (!agg || !depth || !stack || !order || !head || !tail) {
     rc = profI_error(S, PROF_ERRMEM, "out of memory writing the DeepSpeed report");
     goto end;
   }
@@ -281,6 +286,7 @@ static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) 
   puts_(o, buf);
   /* walk the shown tree in pre-order (DeepSpeed's walk_module): entries per (depth, type) in
      first-encounter order */
+  for (int32_t d = 0; d < n; d++) head[d] = tail[d] = -1;
   int32_t top = 0;
   stack[top++] = 0;
   depth[0] = 0;
@@ -288,9 +294,16 @@ static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) 
     k = stack[--top];
     int32_t d = depth[k];
     if (d + 1 > maxdepth) maxdepth = d + 1;
-    int32_t e = 0;
-    while (e < na && !(agg[e].depth == d && strcmp(agg[e].type, R->rows[k].type) == 0)) e++;
-    if (e == na) agg[na++] = (Agg){R->rows[k].type, d, NAN, NAN, NAN};
+    /* entries of one depth form a list in first-encounter order: a lookup reads only its depth's */
+    int32_t e = head[d];
+    while (e >= 0 && strcmp(agg[e].type, R->rows[k].type) != 0) e = agg[e].next;
+    if (e < 0) {
+      e = na++;
+      agg[e] = (Agg){R->rows[k].type, d, -1, NAN, NAN, NAN};
+      if (tail[d] >= 0) agg[tail[d]].next = e;
+      else head[d] = e;
+      tail[d] = e;
+    }
     agg[e].params = add(agg[e].params, (double)R->rows[k].params);
     agg[e].macs = add(agg[e].macs, (double)R->rows[k].macs);
     agg[e].latency = add(agg[e].latency, R->rows[k].duration);
@@ -317,8 +330,7 @@ static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) 
   }
   for (int32_t d = 0; d < want; d++) {
     int32_t count = 0;
-    for (int32_t e = 0; e < na; e++)
-      if (agg[e].depth == d) level[count++] = agg[e];
+    for (int32_t e = head[d]; e >= 0; e = agg[e].next) level[count++] = agg[e];
     snprintf(buf, sizeof buf, "depth %d:\n", d);
     puts_(o, buf);
     const char *label[3] = {"    params      - ", "    MACs        - ", "    fwd latency - "};
@@ -331,8 +343,10 @@ static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) 
 end:
   profI_free(S, agg, (size_t)n * sizeof *agg);
   profI_free(S, depth, (size_t)n * sizeof *depth);
-  profI_free(S, stack, (size_t)(n + 1) * sizeof *stack);
+  profI_free(S, stack, (size_t)(2 * n + 2) * sizeof *stack);
   profI_free(S, order, (size_t)n * sizeof *order);
+  profI_free(S, head, (size_t)n * sizeof *head);
+  profI_free(S, tail, (size_t)n * sizeof *tail);
   return rc;
 }
 

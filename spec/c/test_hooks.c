@@ -308,6 +308,73 @@ static void test_deepspeed_report_timed(void) {
   prof_close(S);
 }
 
+static int count_bytes(void *ud, const char *data, size_t len) {
+  (void)data;
+  *(size_t *)ud += len;
+  return 0;
+}
+
+/* A chain 5,000 deep and 3,000 siblings under one root: the walks keep their own stacks (no C
+   recursion), and the aggregated profile lists every depth. Without the tree the text is the
+   summary plus 4 lines per depth. */
+static void test_deepspeed_report_shapes(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId id = PROF_NO_MODULE, root;
+  for (int d = 0; d < 5000; d++) prof_module_add(S, id, d == 0 ? "" : "c", "Chain", 0, &id);
+  prof_ReportOptions o;
+  prof_report_options_init(&o);
+  o.detailed = 0;
+  size_t bytes = 0;
+  T_EQ_INT(prof_write_deepspeed_report(S, &o, count_bytes, &bytes), PROF_OK);
+  T_CHECK(bytes > 5000 * 4 * 20);
+  prof_close(S);
+  S = prof_new(NULL, NULL);
+  prof_module_add(S, PROF_NO_MODULE, "", "Wide", 0, &root);
+  for (int i = 0; i < 3000; i++) prof_module_add(S, root, "k", "Leaf", 1, &id);
+  bytes = 0;
+  T_EQ_INT(prof_write_deepspeed_report(S, NULL, count_bytes, &bytes), PROF_OK);
+  T_CHECK(bytes > 3000 * 60);
+  prof_close(S);
+}
+
+/* An allocator that fails once its budget of allocations is spent (-1: never). */
+static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  int *budget = ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (ptr == NULL && *budget >= 0 && (*budget)-- == 0) return NULL;
+  return realloc(ptr, nsize);
+}
+
+/* Every allocation the report makes may fail: each failure is PROF_ERRMEM, freed (ASan checks),
+   and a budget large enough writes the whole text. */
+static void test_deepspeed_report_out_of_memory(void) {
+  int budget = -1;
+  prof_State *S = prof_new(budget_alloc, &budget);
+  prof_ModuleId root, leaf;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 1, &root);
+  prof_module_add(S, root, "a", "Leaf", 1, &leaf);
+  prof_start(S);
+  prof_stop(S);
+  int ok_at = -1;
+  for (int n = 0; n < 32 && ok_at < 0; n++) {
+    size_t bytes = 0;
+    budget = n;
+    int rc = prof_write_deepspeed_report(S, NULL, count_bytes, &bytes);
+    if (rc == PROF_OK) ok_at = n;
+    else {
+      T_EQ_INT(rc, PROF_ERRMEM);
+      T_CONTAINS(prof_errmsg(S), "out of memory");
+    }
+  }
+  budget = -1;
+  T_CHECK(ok_at > 0);
+  prof_close(S);
+}
+
 int main(void) {
   T_RUN(test_torch_schedule);
   T_RUN(test_transitions);
@@ -317,5 +384,7 @@ int main(void) {
   T_RUN(test_ignore_apply);
   T_RUN(test_deepspeed_report);
   T_RUN(test_deepspeed_report_timed);
+  T_RUN(test_deepspeed_report_shapes);
+  T_RUN(test_deepspeed_report_out_of_memory);
   return T_DONE();
 }
