@@ -512,9 +512,10 @@ PROF_API int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_
 /* {====================== ignore filters and schedules (C twins of the Lua hooks) ======================} */
 
 /*
-** An ignore filter, the C twin of flops_profiler.ignore_modules: called with each module's id,
-** dotted path ("" for a root) and type; non-zero means ignore it (PROF_MODULE_IGNORED, whose
-** semantics prof_module_set_flags gives). path and type are valid during the call only.
+** An ignore filter, the C twin of flops_profiler.ignore_modules (whose lists the Lua face applies
+** through prof_ignore_apply too): called with each module's id, dotted path ("" for a root) and
+** type; non-zero means ignore it (PROF_MODULE_IGNORED, whose semantics prof_module_set_flags
+** gives). path and type are valid during the call only.
 */
 typedef int (*prof_IgnoreFn)(void *ud, prof_State *S, prof_ModuleId id, const char *path,
                              const char *type);

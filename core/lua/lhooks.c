@@ -1,4 +1,4 @@
-/* lhooks.c — the core's schedule machine and transition table for lua/prof/schedule.lua (one machine for C and Lua). */
+/* lhooks.c — the core's C twins of the Lua hooks, for the Lua face: ignore filters, the schedule machine and table. */
 #include "lbind.h"
 
 static const char *const ITEM_NAMES[] = {
@@ -32,6 +32,48 @@ static int l_schedule_transitions(lua_State *L) {
     }
     lua_setfield(L, -2, prof_action_name((prof_Action)prev));
   }
+  return 1;
+}
+
+/* The Lua filter of one prof_ignore_apply: the core must not be unwound by a Lua error, so the
+   first error is kept (later modules are not asked) and raised once the core has returned. */
+typedef struct IgnoreCall {
+  lua_State *L;
+  int fn;                      /* stack index of the Lua function */
+  int failed;
+} IgnoreCall;
+
+static int ignore_tramp(void *ud, prof_State *S, prof_ModuleId id, const char *path, const char *type) {
+  IgnoreCall *c = ud;
+  (void)S;
+  if (c->failed) return 0;
+  lua_State *L = c->L;
+  lua_pushvalue(L, c->fn);
+  lua_pushinteger(L, id);
+  lua_pushstring(L, path);
+  lua_pushstring(L, type);
+  if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+    c->failed = 1;             /* the message stays on the stack */
+    return 0;
+  }
+  int yes = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return yes;
+}
+
+int lhooks_apply_ignore(lua_State *L) {
+  LState *s = luaL_checkudata(L, 1, LBIND_STATE);
+  if (s->S == NULL) return luaL_argerror(L, 1, "the profiler state is closed");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  IgnoreCall c = {L, 2, 0};
+  int32_t n = prof_ignore_apply(s->S, ignore_tramp, &c);
+  if (c.failed) return lua_error(L);
+  if (n < 0) {
+    lua_pushstring(L, prof_errmsg(s->S));
+    return lua_error(L);
+  }
+  lua_pushinteger(L, n);
   return 1;
 }
 

@@ -378,7 +378,7 @@ void lbind_open_state(lua_State *L) {
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
-      {"set_with_stack", lstack_set_with_stack},
+      {"set_with_stack", lstack_set_with_stack}, {"apply_ignore", lhooks_apply_ignore},
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},

@@ -163,11 +163,17 @@ static void test_scheduler_ready_fails(void) {
 
 /* ---- ignore filters ---- */
 
+typedef struct Seen {
+  int calls;
+  char paths[8][32];
+} Seen;
+
 static int ignore_dropout_and_decoder(void *ud, prof_State *S, prof_ModuleId id, const char *path,
                                       const char *type) {
   (void)S, (void)id;
-  int *calls = ud;
-  (*calls)++;
+  Seen *seen = ud;
+  if (seen->calls < 8) snprintf(seen->paths[seen->calls], sizeof seen->paths[0], "%s", path);
+  seen->calls++;
   return strcmp(type, "Dropout") == 0 || strncmp(path, "dec.", 4) == 0;
 }
 
@@ -182,9 +188,12 @@ static void test_ignore_apply(void) {
   prof_module_add(S, net, "drop", "Dropout", 0, &drop);
   prof_module_add(S, net, "dec", "Seq", 5, &dec);
   prof_module_add(S, dec, "0", "Linear", 5, &dec0);
-  int calls = 0;
-  T_EQ_INT(prof_ignore_apply(S, ignore_dropout_and_decoder, &calls), 2);
-  T_EQ_INT(calls, 5);
+  Seen seen = {0};
+  T_EQ_INT(prof_ignore_apply(S, ignore_dropout_and_decoder, &seen), 2);
+  T_EQ_INT(seen.calls, 5);
+  /* pre-order, each with its dotted path */
+  const char *want[] = {"", "enc", "drop", "dec", "dec.0"};
+  for (int i = 0; i < 5; i++) T_EQ_STR(seen.paths[i], want[i]);
   prof_start(S);
   prof_module_enter(S, net);
   prof_module_enter(S, enc), custom(S, 50, 100), prof_module_exit(S, enc);
