@@ -509,9 +509,12 @@ PROF_API int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_
                                     int32_t ninputs, const prof_Operand *outputs,
                                     int32_t noutputs, void *host);
 
-/* {====================== ignore filters and schedules (C twins of the Lua hooks) ======================} */
+/* {====================== ignore filters and schedules ======================} */
 
 /*
+** Every hook a Lua script can fill has a C twin: flop rules (above), ignore filters and schedules
+** (here), report writers (prof_ReportFn, below).
+**
 ** An ignore filter, the C twin of flops_profiler.ignore_modules (whose lists the Lua face applies
 ** through prof_ignore_apply too): called with each module's id, dotted path ("" for a root) and
 ** type; non-zero means ignore it (PROF_MODULE_IGNORED, whose semantics prof_module_set_flags
