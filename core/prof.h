@@ -2,6 +2,43 @@
 #ifndef PROF_H
 #define PROF_H
 
+/*
+** A session's life (examples/host_c/mlp.c is a whole host):
+**
+**   prof_new ........................ one state per session; allocator injectable
+**   prof_config_load / prof_set_* ... conventions, event capacity, shapes, memory (while idle)
+**   prof_module_add, prof_rule_register, prof_ignore_apply ... the tree and its policy
+**   prof_start (or a prof_Scheduler: prof_scheduler_new / _step / _close)
+**     prof_module_enter / exit, prof_op_record or prof_op_begin / end, prof_mem_*,
+**     prof_range_push / pop, prof_instant, prof_counter .......... any thread, hot path
+**   prof_stop (takes the snapshot; or prof_snapshot while active)
+**   prof_module_info / prof_totals / prof_event_at ............ read the snapshot
+**   prof_write_deepspeed_report, prof_write_profile_json, prof_write_chrome_trace_file
+**   prof_close
+**
+** Conventions every entry follows:
+** * Fallible calls return PROF_OK (0) or a PROF_ERR* status; the tag [may fail: ...] lists which
+**   and when, and prof_errmsg(S) says what, naming the argument, key path or file. Nothing
+**   prints, exits or longjmps. Hot-path calls return nothing and keep a sticky error instead
+**   (prof_check).
+** * Ownership: strings and structs passed in are copied unless the entry says it keeps the
+**   pointer (names of ranges, instants and counters: a literal or prof_intern's). Strings handed
+**   out belong to S and live until prof_clear or prof_close unless said otherwise; structs with
+**   a size field may grow at their end (set size, or use the *_init function).
+** * Threads. Hot path (any thread, no lock, no allocation in steady state): module enter / exit,
+**   op record / begin / end, mem alloc / free / tag, ranges, instants, counters, prof_now_ns,
+**   prof_set_phase (per thread). Cold path (any thread, a lock): prof_module_add,
+**   prof_module_enter_named, prof_module_set_flags, prof_rule_register, prof_intern. While no
+**   other thread records (they read or zero every recorder, or change what recording reads):
+**   prof_set_conventions, prof_start, prof_stop, prof_reset, prof_clear, prof_snapshot,
+**   prof_check, the readers (prof_module_info, prof_totals, prof_event_at, ...), the writers,
+**   prof_ignore_apply and the scheduler. Only while idle: prof_set_event_capacity,
+**   prof_set_record_shapes, prof_set_stack_hook, prof_set_memory_events. Pure, any thread: the
+**   name / parse helpers, prof_op_kind_name, prof_schedule_torch, prof_schedule_transition,
+**   prof_config_key, prof_version. prof_errmsg's text is S's last failure: with several threads
+**   failing at once, read it on the thread that failed, before its next failing call.
+*/
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,6 +177,10 @@ typedef enum prof_Phase {
   PROF_PHASE_COUNT = 3
 } prof_Phase;
 
+/*
+** Per calling thread (its recorder is made here when it has none; out of memory or an out-of-range
+** phase leaves the phase as it was). get: the calling thread's, PROF_PHASE_FORWARD before any.
+*/
 PROF_API void prof_set_phase(prof_State *S, prof_Phase phase);
 PROF_API prof_Phase prof_get_phase(const prof_State *S);
 
@@ -325,7 +366,8 @@ typedef struct prof_Op {
   size_t size;                 /* sizeof(prof_Op) of the caller's header; 0 (zero-initialised) is
                                   taken as this header's: fields added later read as zero */
   prof_OpKind kind;
-  const char *name;            /* display name; NULL: the kind's name */
+  const char *name;            /* display name; NULL: the kind's name. Buffered events keep the
+                                  pointer: a literal or prof_intern's */
   uint32_t flags;              /* PROF_OPF_* */
   int32_t ninputs;
   prof_Operand in[PROF_MAX_OPERANDS];
@@ -467,6 +509,113 @@ PROF_API int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_
                                     int32_t ninputs, const prof_Operand *outputs,
                                     int32_t noutputs, void *host);
 
+/* {====================== ignore filters and schedules ======================} */
+
+/*
+** Every hook a Lua script can fill has a C twin: flop rules (above), ignore filters and schedules
+** (here), report writers (prof_ReportFn, below).
+**
+** An ignore filter, the C twin of flops_profiler.ignore_modules (whose lists the Lua face applies
+** through prof_ignore_apply too): called with each module's id, dotted path ("" for a root) and
+** type; non-zero means ignore it (PROF_MODULE_IGNORED, whose semantics prof_module_set_flags
+** gives). path and type are valid during the call only.
+*/
+typedef int (*prof_IgnoreFn)(void *ud, prof_State *S, prof_ModuleId id, const char *path,
+                             const char *type);
+
+/*
+** Calls fn once for every module registered now, in pre-order, and sets PROF_MODULE_IGNORED on
+** each it names (flags it does not name are left as they are), so call it after the tree is
+** registered and before prof_start. Returns the number of modules ignored, or a negative status.
+** Cold path; not while recording. [may fail: PROF_ERRARG for a NULL fn, PROF_ERRMEM]
+*/
+PROF_API int32_t prof_ignore_apply(prof_State *S, prof_IgnoreFn fn, void *ud);
+
+/* torch.profiler.ProfilerAction: what a schedule says about one step. */
+typedef enum prof_Action {
+  PROF_ACTION_NONE = 0,        /* not profiling */
+  PROF_ACTION_WARMUP = 1,      /* about to record: nothing is kept yet */
+  PROF_ACTION_RECORD = 2,      /* recording */
+  PROF_ACTION_RECORD_AND_SAVE = 3 /* recording; the window closes and is handed on after it */
+} prof_Action;
+
+/* "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE" (as torch prints them); NULL when out of range. */
+PROF_API const char *prof_action_name(prof_Action a);
+
+/*
+** A schedule, the C twin of a schedule script (scripts/schedules/): step (0, 1, ...) -> action.
+** step_ns is how long the step that just ended took (-1 before the first), for schedules that
+** react to time (scripts/schedules/slow_steps.lua).
+*/
+typedef prof_Action (*prof_ScheduleFn)(void *ud, int64_t step, int64_t step_ns);
+
+/* torch.profiler.schedule's arguments; zero-initialise, then set active >= 1. */
+typedef struct prof_Schedule {
+  int64_t wait, warmup, active, repeat, skip_first, skip_first_wait;
+} prof_Schedule;
+
+/*
+** torch's schedule(), to the letter: skip_first steps NONE; then cycles of wait NONE, warmup
+** WARMUP, active - 1 RECORD and one RECORD_AND_SAVE (a non-zero skip_first_wait skips the first
+** cycle's wait); after repeat cycles NONE forever (0: cycle forever). A prof_ScheduleFn whose ud is
+** a const prof_Schedule *; lua/prof/schedule.lua's prof.schedule{...} calls it too (one machine).
+** Pure, any thread. An invalid schedule (active < 1, a negative field) is NONE at every step.
+*/
+PROF_API prof_Action prof_schedule_torch(void *ud, int64_t step, int64_t step_ns);
+
+/* What a transition between two steps' actions does, in order (torch's _transit_action). */
+typedef enum prof_ScheduleItem {
+  PROF_ITEM_END = 0,           /* terminates a list */
+  PROF_ITEM_PREPARE,           /* set up for a window (nothing to do in the core) */
+  PROF_ITEM_START,             /* open the recording window: prof_start */
+  PROF_ITEM_STOP,              /* close it: prof_stop */
+  PROF_ITEM_TRACE_READY,       /* hand the closed window on (torch's on_trace_ready) */
+  PROF_ITEM_WARN               /* the schedule skipped a phase (WARMUP or RECORD followed by NONE) */
+} prof_ScheduleItem;
+
+/*
+** The items of the transition prev -> cur, PROF_ITEM_END-terminated (static data); exiting: cur
+** = -1 (leaving the profiler, torch's None). lua/prof/schedule.lua's transition table reads it.
+*/
+PROF_API const prof_ScheduleItem *prof_schedule_transition(int prev, int cur);
+
+/*
+** Called when a window closes (PROF_ITEM_TRACE_READY), with the session stopped and its snapshot
+** readable: where a host writes its report, profile and trace. step is the window's last step.
+** Non-zero aborts: prof_scheduler_step returns PROF_ERRIO and the message names the step.
+*/
+typedef int (*prof_WindowFn)(void *ud, prof_State *S, int64_t step);
+
+/* A host-driven schedule over S (torch.profiler's profile object with schedule= and on_trace_ready=). */
+typedef struct prof_Scheduler prof_Scheduler;
+
+/*
+** Creates a scheduler for S (S must outlive it) and applies step 0's action (a window that opens
+** at step 0 starts now). ready may be NULL. Returns NULL when out of memory or fn is NULL (see
+** prof_errmsg), or when step 0's transition fails. Cold path; the thread that calls it and
+** prof_scheduler_step is the one that may call prof_start/stop: no other thread records meanwhile.
+*/
+PROF_API prof_Scheduler *prof_scheduler_new(prof_State *S, prof_ScheduleFn fn, void *ud,
+                                            prof_WindowFn ready, void *ready_ud);
+
+/*
+** Ends the current step (torch's p.step()): asks fn for the next step's action and runs the
+** transition (start, stop, ready). Call it between steps, while no module or range is open.
+** [may fail: PROF_ERRSTATE from prof_start/stop, PROF_ERRIO when ready fails]
+*/
+PROF_API int prof_scheduler_step(prof_Scheduler *sch);
+
+/* The step now running (0 before the first prof_scheduler_step) and its action. */
+PROF_API int64_t prof_scheduler_step_num(const prof_Scheduler *sch);
+PROF_API prof_Action prof_scheduler_action(const prof_Scheduler *sch);
+
+/*
+** Leaves the schedule (torch's profiler __exit__): an open window is stopped and handed to ready,
+** then the scheduler is freed. NULL-safe. Returns what the exit transition returned (the
+** scheduler is freed either way).
+*/
+PROF_API int prof_scheduler_close(prof_Scheduler *sch);
+
 /* {====================== reading results ======================} */
 
 /* Counters of one module in one phase. Inclusive of descendants unless named self_. */
@@ -570,7 +719,12 @@ typedef struct prof_Event {
 PROF_API int64_t prof_event_count(const prof_State *S);
 PROF_API int64_t prof_events_dropped(const prof_State *S);
 
-/* Fills *ev with event i (threads in creation order, each in record order). [may fail: PROF_ERRARG] */
+/*
+** Fills *ev with event i (threads in creation order, each in record order). name and stack are
+** the pointers recorded: a module's type or a kind's name (owned by S), or the string the host
+** passed (prof_Op.name, a range's name, the stack hook's result), which must outlive the read.
+** [may fail: PROF_ERRARG]
+*/
 PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
 
 /*
@@ -706,6 +860,37 @@ PROF_API int prof_commit_file(prof_State *S, const char *path, const prof_Staged
 ** that are empty. Async-signal-safe (unlink and rmdir only): a signal handler may call it. Never fails.
 */
 PROF_API void prof_discard_file(const prof_Staged *st);
+
+/* {====================== text report ======================} */
+
+/* What a report writer is told; prof_report_options_init gives DeepSpeed's defaults. */
+typedef struct prof_ReportOptions {
+  size_t size;                 /* set by prof_report_options_init */
+  int64_t profile_step;        /* "Profile Summary at step N"; 1 */
+  int64_t module_depth;        /* depths of the aggregated profile; -1: all */
+  int64_t top_modules;         /* entries per depth; 1 */
+  int detailed;                /* print the tree; 1 */
+  int timed;                   /* latencies were measured; 0 prints "n/a" (the meta device); 1 */
+} prof_ReportOptions;
+
+PROF_API void prof_report_options_init(prof_ReportOptions *opts);
+
+/*
+** A report writer, the C twin of a report script (scripts/reports/): renders S's snapshot as text
+** through out. prof_write_deepspeed_report is one; a host passes its own where it passes that.
+*/
+typedef int (*prof_ReportFn)(prof_State *S, const prof_ReportOptions *opts, prof_WriteFn out,
+                             void *out_ud);
+
+/*
+** DeepSpeed's print_model_profile text for the first root's tree (summary, aggregated profile per
+** depth, detailed tree), the text scripts/reports/deepspeed.lua renders for a flops profile
+** without an engine (no folding of repeated children, no extra_repr: C hosts have neither).
+** Reads the snapshot: after prof_stop or prof_snapshot, while no thread records. opts NULL: the
+** defaults. [may fail: PROF_ERRSTATE with no module, PROF_ERRIO when out fails, PROF_ERRMEM]
+*/
+PROF_API int prof_write_deepspeed_report(prof_State *S, const prof_ReportOptions *opts,
+                                         prof_WriteFn out, void *out_ud);
 
 /* {====================== trace ======================} */
 

@@ -20,6 +20,7 @@ typedef struct LCtx {
 
 typedef struct LState {
   prof_State *S;               /* NULL once closed */
+  int borrowed;                /* core.borrow: the host owns S, close only forgets it */
 } LState;
 
 /* Context from upvalue 1 of the running C function. */
@@ -81,5 +82,9 @@ void lbind_open_peaks(lua_State *L);
 void lbind_open_term(lua_State *L);
 void lbind_open_json(lua_State *L);
 void lbind_open_files(lua_State *L);
+void lbind_open_hooks(lua_State *L);
+
+/* S:apply_ignore(fn): prof_ignore_apply with fn(id, path, type) -> truthy (lhooks.c). */
+int lhooks_apply_ignore(lua_State *L);
 
 #endif

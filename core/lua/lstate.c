@@ -40,9 +40,25 @@ static int s_new(lua_State *L) {
   /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
   LState *s = lua_newuserdatauv(L, sizeof *s, 2);   /* user values: its Lua rules, its stack walker */
   s->S = NULL;
+  s->borrowed = 0;
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
   if (s->S == NULL) return luaL_error(L, "out of memory creating a profiler state");
+  return 1;
+}
+
+/* core.borrow(ptr): a prof.State over a C host's prof_State *, pushed as a light userdata: the
+   host records through C, Lua reads and reports the same session. The host keeps ownership:
+   close and __gc only forget the pointer, so the host closes its lua_State (or the handle)
+   before prof_close. */
+static int s_borrow(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  prof_State *S = lua_touserdata(L, 1);
+  if (S == NULL) return luaL_argerror(L, 1, "a NULL prof_State");
+  LState *s = lua_newuserdatauv(L, sizeof *s, 2);
+  s->S = S;
+  s->borrowed = 1;
+  luaL_setmetatable(L, LBIND_STATE);
   return 1;
 }
 
@@ -51,7 +67,7 @@ static int s_close(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
   if (s->S != NULL) {
     if (ctx->rt.rec == s->S) ctx->rt.rec = NULL;
-    prof_close(s->S);
+    if (!s->borrowed) prof_close(s->S);
     s->S = NULL;
   }
   return 0;
@@ -458,13 +474,13 @@ void lbind_open_state(lua_State *L) {
       {"current", s_current}, {"modules", s_modules}, {"module_columns", s_module_columns}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
-      {"set_with_stack", lstack_set_with_stack},
+      {"set_with_stack", lstack_set_with_stack}, {"apply_ignore", lhooks_apply_ignore},
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
       {NULL, NULL}};
   static const luaL_Reg funcs[] = {
-      {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
+      {"new", s_new}, {"borrow", s_borrow}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
       LEVENTS_FUNCS, {NULL, NULL}};

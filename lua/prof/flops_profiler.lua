@@ -96,25 +96,27 @@ local function register(S, model, matcher, type_rules, old_types)
   local params = subtree_params(model)
   -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
   -- its first path; the core refuses a module nested deeper than it holds, naming the place
-  local sm, sparent, sname, spath = { model }, { false }, { "" }, { "" }   -- the stack, by field
+  local sm, sparent, sname = { model }, { false }, { "" }   -- the stack, by field
   while #sm > 0 do
     local top = #sm
-    local m, parent, name, path = sm[top], sparent[top] or nil, sname[top], spath[top]
-    sm[top], sparent[top], sname[top], spath[top] = nil, nil, nil, nil
+    local m, parent, name = sm[top], sparent[top] or nil, sname[top]
+    sm[top], sparent[top], sname[top] = nil, nil, nil
     if ids[m] == nil then
       local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
-      -- a new module's flags are clear: only an ignored one needs a call (and its table)
-      if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
       local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
       for i = #keys, 1, -1 do
-        local key, n = key_name(keys[i]), #sm + 1
-        sm[n], sparent[n], sname[n], spath[n] = rawget(slots, keys[i]), id, key,
-          path == "" and key or path .. "." .. key
+        local n = #sm + 1
+        sm[n], sparent[n], sname[n] = rawget(slots, keys[i]), id, key_name(keys[i])
       end
     end
+  end
+  -- the ignore list through the core's filter (prof_ignore_apply, what a C host calls): one
+  -- mechanism for both; an empty list costs no pass
+  if matcher ~= nil then
+    S:apply_ignore(function(id, path) return matcher(path, objects[id]) end)
   end
   return ids, objects, ruled
 end
@@ -138,7 +140,8 @@ function FlopsProfiler:start_profile(ignore_list)
   S:set_conventions(self.force_conventions or config.pick("flops_profiler.conventions", self.conventions, "exact"))
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
-  self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
+  local matcher = ignore.matcher(list, self.model)
+  self.ids, self.objects, self.ruled = register(S, self.model, next(list) ~= nil and matcher or nil,
     type_rules, self.rule_types or {})
   require("prof.unmatched").check(self.model, list, type_rules)
   self.rule_types = {}
