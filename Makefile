@@ -179,6 +179,38 @@ $(BUILD)/prof.pc: Makefile
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
+# libprof_inject.so (core/inject/): NVTX and CUDA injection for unmodified programs, with its own
+# hidden copy of the core; it exports the two injection entry points alone. NVTX's and CUPTI's
+# headers come from the CUDA toolkit. spec/c/test_nvtx*.c link the same objects (libprofinject.a).
+CUDA_HOME   ?= /usr/local/cuda
+INJECT_SRC  := $(wildcard core/inject/*.c)
+INJECT_SO   := $(BUILD)/lib/libprof_inject.so
+INJECT_A    := $(BUILD)/lib/libprofinject.a
+ASAN_INJECT_A := $(BUILD)/asan-lib/libprofinject.a
+$(call objs,obj,$(INJECT_SRC)) $(call objs,asan-obj,$(INJECT_SRC)): CORE_CFLAGS += -I$(CUDA_HOME)/include
+$(INJECT_A): $(call objs,obj,$(INJECT_SRC))
+$(ASAN_INJECT_A): $(call objs,asan-obj,$(INJECT_SRC))
+$(BUILD)/inject.map: Makefile
+	@mkdir -p $(@D)
+	printf '{\n  global: InitializeInjection; InitializeInjectionNvtx2;\n  local: *;\n};\n' > $@
+$(INJECT_SO): $(call objs,obj,$(INJECT_SRC)) $(LIBPROF_A) $(BUILD)/inject.map
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(filter %.o %.a,$^) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic \
+	  -Wl,--version-script,$(BUILD)/inject.map $(CJSON_LIBS) -lz -lm -ldl -pthread
+$(BUILD)/tests/test_nvtx%: $(BUILD)/obj/spec/c/test_nvtx%.o $(INJECT_A) $(LIBRT_A) $(LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(TEST_LIBS) -ldl
+$(BUILD)/asan/test_nvtx%: $(BUILD)/asan-obj/spec/c/test_nvtx%.o $(ASAN_INJECT_A) $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(TEST_LIBS) -ldl
+# spec/fixtures/nvtx/*.c: CPU-only programs that call NVTX v3 (header-only) and nothing else
+$(BUILD)/fixtures/nvtx/%: spec/fixtures/nvtx/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(OPT) $(WARN) -I$(CUDA_HOME)/include -o $@ $< -ldl -pthread
+NVTX_FIXTURES := $(patsubst spec/fixtures/nvtx/%.c,$(BUILD)/fixtures/nvtx/%,$(wildcard spec/fixtures/nvtx/*.c))
+all: $(INJECT_SO) $(NVTX_FIXTURES)
+-include $(patsubst %.c,$(BUILD)/obj/%.d,$(INJECT_SRC)) $(patsubst %.c,$(BUILD)/asan-obj/%.d,$(INJECT_SRC))
+
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries
 # (tests reach internal headers, so never the shared one). test_threads*.c also run under TSan.
 TEST_LIBS = $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -pthread

@@ -1,0 +1,387 @@
+/* nvtx_tree.c — NVTX range calls (push/pop, start/end, per domain and thread) -> module calls and op events. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject.h"
+
+#define MAX_OPS 64          /* open op ranges per thread (emit_nvtx nests a few: linear > addmm) */
+#define MAX_DOMAINS 64
+#define MAX_CATEGORIES 256
+#define TYPE_SIZE 256
+
+typedef struct Frame {
+  uint8_t kind;             /* INJT_MODULE or INJT_OP */
+  uint8_t done;             /* ended; closes when the frames opened after it have */
+  uint8_t counted;          /* an op the formulas counted: ops inside it count zero */
+  uint8_t phase_set;        /* opened the backward phase; saved_phase comes back at its close */
+  int32_t saved_phase;
+  uint32_t domain;
+  uint64_t range_id;        /* nvtxRangeStart's id; 0 for a push */
+  prof_ModuleId module;
+  int32_t op;               /* index into the thread's ops, -1 for a module */
+} Frame;
+
+struct injT_Thread {
+  injT_Thread *next;        /* the tree's list, for stats */
+  injT_Tree *tree;
+  int32_t index;            /* 0, 1, ... in order of first range */
+  int entered;              /* the root is open on this thread */
+  int32_t sp, nops, counted_depth, overflow;
+  uint64_t next_range;
+  injT_Stats stats;
+  Frame frames[INJT_MAX_FRAMES];
+  prof_Op ops[MAX_OPS];
+};
+
+typedef struct Category {
+  uint32_t domain, id;
+  const char *name;         /* interned */
+} Category;
+
+struct injT_Tree {
+  prof_State *S;
+  injT_Hooks hooks;
+  prof_ModuleId root;
+  pthread_key_t key;
+  pthread_mutex_t lock;     /* threads, domains, categories: all cold */
+  injT_Thread *threads;
+  int32_t nthreads;
+  int closed;               /* injT_close_all ran: later calls are ignored */
+  const char *domains[MAX_DOMAINS]; /* [0] unused: NVTX's default domain */
+  int32_t ndomains;
+  Category categories[MAX_CATEGORIES];
+  int32_t ncategories;
+};
+
+static void close_frames(injT_Tree *T, injT_Thread *th);
+
+/* A thread that ends closes its open ranges on its own recorder (pthread's key destructor). */
+static void thread_exit(void *p) {
+  injT_Thread *th = p;
+  if (th->tree != NULL) injT_thread_done(th->tree, th);
+}
+
+int injT_new(prof_State *S, const char *root_type, const injT_Hooks *hooks, injT_Tree **out) {
+  *out = NULL;
+  injT_Tree *T = calloc(1, sizeof *T);
+  if (T == NULL) return PROF_ERRMEM;
+  T->S = S;
+  if (hooks != NULL) T->hooks = *hooks;
+  T->ndomains = 1;
+  int rc = prof_module_add(S, PROF_NO_MODULE, "", root_type, 0, &T->root);
+  if (rc != PROF_OK) {
+    free(T);
+    return rc;
+  }
+  if (pthread_key_create(&T->key, thread_exit) != 0) {
+    free(T);
+    return PROF_ERRMEM;
+  }
+  pthread_mutex_init(&T->lock, NULL);
+  *out = T;
+  return PROF_OK;
+}
+
+void injT_close_all(injT_Tree *T) {
+  injT_Thread *th = pthread_getspecific(T->key);
+  if (th != NULL) injT_thread_done(T, th);
+  T->closed = 1;
+}
+
+void injT_free(injT_Tree *T) {
+  if (T == NULL) return;
+  pthread_key_delete(T->key);
+  for (injT_Thread *th = T->threads, *next; th != NULL; th = next) {
+    next = th->next;
+    free(th);
+  }
+  pthread_mutex_destroy(&T->lock);
+  free(T);
+}
+
+injT_Thread *injT_thread(injT_Tree *T) {
+  injT_Thread *th = pthread_getspecific(T->key);
+  if (th != NULL) return th;
+  th = calloc(1, sizeof *th);
+  if (th == NULL) return NULL;
+  th->tree = T;
+  pthread_mutex_lock(&T->lock);
+  th->index = T->nthreads++;
+  th->next = T->threads;
+  T->threads = th;
+  pthread_mutex_unlock(&T->lock);
+  pthread_setspecific(T->key, th);
+  return th;
+}
+
+void injT_thread_done(injT_Tree *T, injT_Thread *th) {
+  if (T->closed) return;
+  close_frames(T, th);
+  th->overflow = 0;
+  if (th->entered) prof_module_exit(T->S, T->root);
+  th->entered = 0;
+}
+
+/* {====================== domains and categories ======================} */
+
+uint32_t injT_domain(injT_Tree *T, const char *name) {
+  const char *s = prof_intern(T->S, name != NULL ? name : "");
+  if (s == NULL) return INJT_DEFAULT_DOMAIN;
+  uint32_t d = INJT_DEFAULT_DOMAIN;
+  pthread_mutex_lock(&T->lock);
+  for (int32_t i = 1; i < T->ndomains; i++)
+    if (T->domains[i] == s) d = (uint32_t)i; /* interned: equal strings, equal pointers */
+  if (d == INJT_DEFAULT_DOMAIN && T->ndomains < MAX_DOMAINS) {
+    d = (uint32_t)T->ndomains;
+    T->domains[T->ndomains++] = s;
+  }
+  pthread_mutex_unlock(&T->lock);
+  return d;
+}
+
+void injT_name_category(injT_Tree *T, uint32_t domain, uint32_t category, const char *name) {
+  const char *s = prof_intern(T->S, name != NULL ? name : "");
+  if (s == NULL) return;
+  pthread_mutex_lock(&T->lock);
+  int32_t i = 0;
+  while (i < T->ncategories &&
+         !(T->categories[i].domain == domain && T->categories[i].id == category))
+    i++;
+  if (i < MAX_CATEGORIES) {
+    T->categories[i] = (Category){domain, category, s};
+    if (i == T->ncategories) T->ncategories++;
+  }
+  pthread_mutex_unlock(&T->lock);
+}
+
+/* "domain::Category/Type" for a module's type; the plain type in the default domain. */
+static void module_type(injT_Tree *T, uint32_t domain, uint32_t category, const char *type,
+                        char *buf, size_t size) {
+  const char *dname = NULL, *cname = NULL;
+  if (domain != INJT_DEFAULT_DOMAIN || category != 0) {
+    pthread_mutex_lock(&T->lock);
+    if (domain < (uint32_t)T->ndomains) dname = T->domains[domain];
+    for (int32_t i = 0; i < T->ncategories; i++)
+      if (T->categories[i].domain == domain && T->categories[i].id == category)
+        cname = T->categories[i].name;
+    pthread_mutex_unlock(&T->lock);
+  }
+  snprintf(buf, size, "%s%s%s%s%s", dname ? dname : "", dname ? "::" : "", cname ? cname : "",
+           cname ? "/" : "", type);
+}
+
+/* {====================== opening and closing ======================} */
+
+static void hook_enter(injT_Tree *T, const Frame *f, injT_Thread *th) {
+  if (T->hooks.enter == NULL) return;
+  T->hooks.enter(T->hooks.ud, f->kind,
+                 f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module);
+}
+
+static void close_top(injT_Tree *T, injT_Thread *th) {
+  Frame *f = &th->frames[--th->sp];
+  uint64_t id = f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module;
+  if (T->hooks.exit != NULL) T->hooks.exit(T->hooks.ud, f->kind, id);
+  if (f->kind == INJT_MODULE) {
+    prof_module_exit(T->S, f->module);
+  } else {
+    prof_op_end(T->S, &th->ops[f->op]);
+    th->nops--;
+    if (f->counted) th->counted_depth--;
+  }
+  if (f->phase_set) prof_set_phase(T->S, (prof_Phase)f->saved_phase);
+}
+
+static void close_frames(injT_Tree *T, injT_Thread *th) {
+  while (th->sp > 0) close_top(T, th);
+}
+
+/* The innermost module frame's path into buf ("" for the root). */
+static void parent_path(injT_Tree *T, char *buf, size_t size) {
+  prof_ModuleId cur = prof_module_current(T->S);
+  buf[0] = '\0';
+  if (cur != PROF_NO_MODULE && cur != T->root) prof_module_path(T->S, cur, buf, size);
+}
+
+static int open_module(injT_Tree *T, injT_Thread *th, Frame *f, const injN_Range *r,
+                       uint32_t category) {
+  char type[TYPE_SIZE], ppath[TYPE_SIZE];
+  module_type(T, f->domain, category, r->type, type, sizeof type);
+  const char *name = r->type;
+  if (r->name[0] != '\0') {
+    /* "encoder.layer.0:BertLayer" inside "encoder": the attribute name is "layer.0" */
+    parent_path(T, ppath, sizeof ppath);
+    size_t n = strlen(ppath);
+    name = r->name;
+    if (n > 0 && strncmp(r->name, ppath, n) == 0 && r->name[n] == '.') name = r->name + n + 1;
+  }
+  prof_ModuleId id;
+  if (prof_module_enter_named(T->S, name, type, &id) != PROF_OK) return 0;
+  f->kind = INJT_MODULE;
+  f->module = id;
+  f->op = -1;
+  th->stats.ranges++;
+  return 1;
+}
+
+static int open_op(injT_Tree *T, injT_Thread *th, Frame *f, const injN_Range *r) {
+  if (th->nops >= MAX_OPS) return 0;
+  prof_Op *op = &th->ops[th->nops];
+  int countable = injA_fill(r, op) && th->counted_depth == 0;
+  if (!countable) {
+    /* timed, not counted; its shapes still go to the trace (record_shapes) */
+    memset(op, 0, sizeof *op);
+    op->size = sizeof *op;
+    op->kind = PROF_OP_CUSTOM;
+    op->device = PROF_DEVICE_CUDA;
+    for (int32_t i = 0; i < r->nsizes && op->ninputs < PROF_MAX_OPERANDS; i++)
+      if (r->sizes[i].ndim >= 0) op->in[op->ninputs++] = r->sizes[i];
+  }
+  op->name = prof_intern(T->S, r->name);
+  if (prof_op_begin(T->S, op) != PROF_OK) {
+    th->stats.op_errors++;
+    countable = 0;
+    op->kind = PROF_OP_CUSTOM;
+    op->macs = op->flops = op->bytes_read = op->bytes_written = 0;
+    prof_op_begin(T->S, op);
+  }
+  f->kind = INJT_OP;
+  f->op = th->nops++;
+  f->module = PROF_NO_MODULE;
+  f->counted = (uint8_t)countable;
+  if (countable) {
+    th->counted_depth++;
+    th->stats.counted_ops++;
+  }
+  th->stats.ops++;
+  return 1;
+}
+
+/* Opens a frame for msg; returns it, or NULL when it could not be (counted in the stats). */
+static Frame *open_frame(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
+                         const char *msg, uint64_t range_id) {
+  if (T->closed) return NULL;
+  if (!th->entered) {
+    prof_module_enter(T->S, T->root);
+    th->entered = 1;
+  }
+  if (th->sp >= INJT_MAX_FRAMES) {
+    th->stats.too_deep++;
+    if (range_id == 0) th->overflow++; /* its pop is absorbed, so the open ones stay matched */
+    return NULL;
+  }
+  injN_Range r;
+  injN_parse(msg, &r);
+  Frame *f = &th->frames[th->sp];
+  memset(f, 0, sizeof *f);
+  f->domain = domain;
+  f->range_id = range_id;
+  if (r.backward && prof_get_phase(T->S) != PROF_PHASE_BACKWARD) {
+    f->phase_set = 1;
+    f->saved_phase = (int32_t)prof_get_phase(T->S);
+    prof_set_phase(T->S, PROF_PHASE_BACKWARD);
+  }
+  int ok = r.is_op ? open_op(T, th, f, &r) : open_module(T, th, f, &r, category);
+  if (!ok) {
+    if (f->phase_set) prof_set_phase(T->S, (prof_Phase)f->saved_phase);
+    th->stats.too_deep++;
+    if (range_id == 0) th->overflow++;
+    return NULL;
+  }
+  th->sp++;
+  hook_enter(T, f, th);
+  return f;
+}
+
+/* Ranges of domain open on th. */
+static int domain_depth(const injT_Thread *th, uint32_t domain) {
+  int n = 0;
+  for (int32_t i = 0; i < th->sp; i++)
+    n += th->frames[i].domain == domain && th->frames[i].range_id == 0 && !th->frames[i].done;
+  return n;
+}
+
+/* Closes the frames that are done from the top down. */
+static void unwind(injT_Tree *T, injT_Thread *th) {
+  while (th->sp > 0 && th->frames[th->sp - 1].done) close_top(T, th);
+}
+
+int injT_push(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category, const char *msg) {
+  open_frame(T, th, domain, category, msg, 0);
+  return domain_depth(th, domain);
+}
+
+int injT_pop(injT_Tree *T, injT_Thread *th, uint32_t domain) {
+  if (T->closed) return -1;
+  if (th->overflow > 0) {
+    th->overflow--;
+    return domain_depth(th, domain);
+  }
+  int32_t i = th->sp - 1;
+  while (i >= 0 && !(th->frames[i].domain == domain && th->frames[i].range_id == 0 &&
+                     !th->frames[i].done))
+    i--;
+  if (i < 0) {
+    th->stats.unmatched_pops++;
+    return -1;
+  }
+  th->frames[i].done = 1;
+  unwind(T, th);
+  return domain_depth(th, domain);
+}
+
+uint64_t injT_start(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
+                    const char *msg) {
+  /* the thread in the high bits: an end finds its thread without a shared table */
+  uint64_t id = ((uint64_t)(th->index + 1) << 40) | ++th->next_range;
+  open_frame(T, th, domain, category, msg, id); /* one that could not open ends as unmatched */
+  return id;
+}
+
+void injT_end(injT_Tree *T, injT_Thread *th, uint64_t id) {
+  if (T->closed || id == 0) return;
+  if ((int64_t)(id >> 40) != (int64_t)th->index + 1) {
+    th->stats.foreign_ends++;
+    return;
+  }
+  int32_t i = th->sp - 1;
+  while (i >= 0 && th->frames[i].range_id != id) i--;
+  if (i < 0) {
+    th->stats.unmatched_pops++;
+    return;
+  }
+  th->frames[i].done = 1;
+  unwind(T, th);
+}
+
+void injT_mark(injT_Tree *T, injT_Thread *th, const char *msg) {
+  (void)th;
+  if (T->closed) return;
+  const char *s = prof_intern(T->S, msg != NULL ? msg : "");
+  if (s != NULL) prof_instant(T->S, s);
+}
+
+void injT_stats(injT_Tree *T, injT_Stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&T->lock);
+  for (const injT_Thread *th = T->threads; th != NULL; th = th->next) {
+    out->ranges += th->stats.ranges;
+    out->ops += th->stats.ops;
+    out->counted_ops += th->stats.counted_ops;
+    out->unmatched_pops += th->stats.unmatched_pops;
+    out->foreign_ends += th->stats.foreign_ends;
+    out->too_deep += th->stats.too_deep;
+    out->op_errors += th->stats.op_errors;
+  }
+  pthread_mutex_unlock(&T->lock);
+}
+
+int injT_innermost(injT_Thread *th, int *kind, uint64_t *id) {
+  if (th == NULL || th->sp == 0) return 0;
+  const Frame *f = &th->frames[th->sp - 1];
+  *kind = f->kind;
+  *id = f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module;
+  return 1;
+}
