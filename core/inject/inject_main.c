@@ -135,10 +135,11 @@ static void write_profile(injM_Ctx *c, const char *path) {
   prof_ModuleInfo root = {.size = sizeof root};
   if (prof_module_info(c->S, 0, &root) == PROF_OK && root.phase[PROF_PHASE_FORWARD].time_ns > 0)
     info.fwd_latency_s = (double)root.phase[PROF_PHASE_FORWARD].time_ns / 1e9;
-  if (root.phase[PROF_PHASE_BACKWARD].time_ns > 0) {
-    info.bwd_latency_s = (double)root.phase[PROF_PHASE_BACKWARD].time_ns / 1e9;
-    info.bwd_flops = root.phase[PROF_PHASE_BACKWARD].flops;
-  }
+  /* the backward may run on a thread whose root was entered in the forward: the session's
+     totals have all of it */
+  prof_Counts bwd;
+  prof_totals(c->S, PROF_PHASE_BACKWARD, &bwd);
+  if (bwd.flops > 0) info.bwd_flops = bwd.flops;
   Buf b = {0};
   if (prof_write_profile_json(c->S, &info, buf_write, &b) != PROF_OK ||
       prof_write_file_atomic(c->S, path, b.data, b.len) != PROF_OK)

@@ -1,5 +1,6 @@
 /* nvtx_tree.c — NVTX range calls (push/pop, start/end, per domain and thread) -> module calls and op events. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #define MAX_DOMAINS 64
 #define MAX_CATEGORIES 256
 #define TYPE_SIZE 256
+#define SEQ_SLOTS 65536     /* forward ops remembered by sequence number, for their backward */
 
 typedef struct Frame {
   uint8_t kind;             /* INJT_MODULE or INJT_OP */
@@ -53,6 +55,9 @@ struct injT_Tree {
   int32_t ndomains;
   Category categories[MAX_CATEGORIES];
   int32_t ncategories;
+  /* emit_nvtx's seq -> the module its forward op ran in: (seq << 24) | (module + 1), so that
+     the autograd node with that seq runs its backward in the same module (any thread) */
+  _Atomic uint64_t seq_module[SEQ_SLOTS];
 };
 
 static void close_frames(injT_Tree *T, injT_Thread *th);
@@ -259,29 +264,57 @@ static int open_op(injT_Tree *T, injT_Thread *th, Frame *f, const injN_Range *r)
   return 1;
 }
 
+/*
+** An autograd node whose forward op ran in module m: m opens again, in the backward phase, as a
+** frame that closes with the node (an ended frame under it), so the backward lands in m.
+*/
+static void backward_module(injT_Tree *T, injT_Thread *th, const injN_Range *r) {
+  uint64_t v = atomic_load_explicit(&T->seq_module[r->seq % SEQ_SLOTS], memory_order_relaxed);
+  if (v == 0 || (int64_t)(v >> 24) != r->seq) return;
+  prof_ModuleId m = (prof_ModuleId)(v & 0xffffff) - 1;
+  if (m == PROF_NO_MODULE || m == prof_module_current(T->S) || m == T->root) return;
+  Frame *f = &th->frames[th->sp++];
+  memset(f, 0, sizeof *f);
+  f->kind = INJT_MODULE;
+  f->done = 1;
+  f->module = m;
+  f->op = -1;
+  f->domain = UINT32_MAX; /* no pop matches it */
+  prof_module_enter(T->S, m);
+  hook_enter(T, f, th);
+}
+
 /* Opens a frame for msg; returns it, or NULL when it could not be (counted in the stats). */
 static Frame *open_frame(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
                          const char *msg, uint64_t range_id) {
   if (T->closed) return NULL;
+  injN_Range r;
+  injN_parse(msg, &r);
+  int32_t saved_phase = (int32_t)prof_get_phase(T->S);
+  int phase_set = r.backward && saved_phase != PROF_PHASE_BACKWARD;
+  /* a thread whose first range is a backward one (autograd's) enters the root in that phase */
+  if (phase_set) prof_set_phase(T->S, PROF_PHASE_BACKWARD);
   if (!th->entered) {
     prof_module_enter(T->S, T->root);
     th->entered = 1;
   }
+  if (r.backward && r.seq >= 0 && th->sp + 1 < INJT_MAX_FRAMES) backward_module(T, th, &r);
   if (th->sp >= INJT_MAX_FRAMES) {
+    if (phase_set) prof_set_phase(T->S, (prof_Phase)saved_phase);
     th->stats.too_deep++;
     if (range_id == 0) th->overflow++; /* its pop is absorbed, so the open ones stay matched */
     return NULL;
   }
-  injN_Range r;
-  injN_parse(msg, &r);
   Frame *f = &th->frames[th->sp];
   memset(f, 0, sizeof *f);
   f->domain = domain;
   f->range_id = range_id;
-  if (r.backward && prof_get_phase(T->S) != PROF_PHASE_BACKWARD) {
-    f->phase_set = 1;
-    f->saved_phase = (int32_t)prof_get_phase(T->S);
-    prof_set_phase(T->S, PROF_PHASE_BACKWARD);
+  f->phase_set = (uint8_t)phase_set;
+  f->saved_phase = saved_phase;
+  if (r.is_op && !r.backward && r.seq >= 0) {
+    prof_ModuleId m = prof_module_current(T->S);
+    atomic_store_explicit(&T->seq_module[r.seq % SEQ_SLOTS],
+                          ((uint64_t)r.seq << 24) | (uint64_t)(m + 1), memory_order_relaxed);
   }
   int ok = r.is_op ? open_op(T, th, f, &r) : open_module(T, th, f, &r, category);
   if (!ok) {
