@@ -1,4 +1,4 @@
--- json_decode.lua — a strict JSON reader for the documents profrun itself writes (profiles, notes): text -> Lua tables.
+-- json_decode.lua — a strict JSON reader for the documents profrun writes: text -> Lua tables.
 local M = {}
 
 local ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
@@ -73,6 +73,7 @@ function M.decode(s, origin)
         local d = s:sub(pos, pos)
         pos = pos + 1
         if d == "}" then return t end
+        if d == "" then pos = pos - 1; fail("unexpected end") end
         if d ~= "," then pos = pos - 1; fail("expected ',' or '}'") end
       end
     elseif c == "[" then
@@ -87,6 +88,7 @@ function M.decode(s, origin)
         local d = s:sub(pos, pos)
         pos = pos + 1
         if d == "]" then return t end
+        if d == "" then pos = pos - 1; fail("unexpected end") end
         if d ~= "," then pos = pos - 1; fail("expected ',' or ']'") end
       end
     elseif c == '"' then
