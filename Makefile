@@ -188,6 +188,8 @@ INJECT_SO   := $(BUILD)/lib/libprof_inject.so
 INJECT_A    := $(BUILD)/lib/libprofinject.a
 ASAN_INJECT_A := $(BUILD)/asan-lib/libprofinject.a
 $(call objs,obj,$(INJECT_SRC)) $(call objs,asan-obj,$(INJECT_SRC)): CORE_CFLAGS += -I$(CUDA_HOME)/include
+# the Lua binding's NVTX hook (profiler.emit_nvtx) includes NVTX's header-only API
+$(BUILD)/obj/core/lua/lnvtx.o $(BUILD)/asan-obj/core/lua/lnvtx.o: BIND_CFLAGS += -I$(CUDA_HOME)/include
 $(INJECT_A): $(call objs,obj,$(INJECT_SRC))
 $(ASAN_INJECT_A): $(call objs,asan-obj,$(INJECT_SRC))
 $(BUILD)/inject.map: Makefile

@@ -1089,6 +1089,8 @@ typedef struct prof_Config {
      free-form object handed to that script (NULL when not set) */
   char *schedule_script;
   prof_JsonValue *schedule_args;
+  /* profiler.emit_nvtx (false): profrun's module calls are NVTX ranges "path:Type" too */
+  int emit_nvtx;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */

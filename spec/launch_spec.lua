@@ -117,6 +117,59 @@ describe("prof.launch", function()
   end)
 end)
 
+describe("profiler.emit_nvtx", function()
+  -- profrun's own run, observed by libprof_inject.so as any NVTX program would be: its module
+  -- calls arrive as ranges "path:Type" and rebuild the tree the script's model defines
+  local function run(set, dir)
+    local lib = assert(launch.library())
+    local cmd = string.format("NVTX_INJECTION64_PATH='%s' PROFRUN_INJECT_OUT='%s' build/bin/profrun %s "
+      .. "spec/fixtures/nvtx/emit_model.lua '%s/own.json' >/dev/null", lib, dir, set, dir)
+    return os.execute(cmd)
+  end
+
+  it("shows profrun's module tree to an NVTX tool", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p '" .. dir .. "'")
+    assert.is_true(run("--set profiler.emit_nvtx=true", dir))
+    local ls = io.popen("ls '" .. dir .. "'")
+    local seen
+    for name in ls:lines() do seen = seen or name:match("^profile%.%d+%.json$") end
+    ls:close()
+    assert.truthy(seen, "the injection wrote a profile")
+    local nvtx = launch.to_report(assert(json.decode(assert(io.open(dir .. "/" .. seen)):read("a"))))
+    local own = assert(json.decode(assert(io.open(dir .. "/own.json")):read("a")))
+    os.execute("rm -rf '" .. dir .. "'")
+    -- nn.Sequential(Linear(16, 32), ReLU(), Linear(32, 4)): the root range "Sequential" under the
+    -- injection's own root (the program, profrun), then "0:Linear", "1:ReLU", "2:Linear"
+    local m = by_path(nvtx)
+    assert.equal("profrun", m[""].type)
+    assert.equal("Sequential", m.Sequential.type)
+    assert.equal("Linear", m["Sequential.0"].type)
+    assert.equal("ReLU", m["Sequential.1"].type)
+    assert.equal("Linear", m["Sequential.2"].type)
+    assert.equal(5, #nvtx.modules)
+    -- the same calls as profrun counted itself
+    for _, om in ipairs(own.modules) do
+      local path = om.name == "" and "Sequential" or "Sequential." .. om.name
+      assert.equal(om.calls, m[path].calls, path)
+    end
+  end)
+
+  it("emits nothing unless asked", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p '" .. dir .. "'")
+    assert.is_true(run("", dir))
+    local ls = io.popen("ls '" .. dir .. "'")
+    local names = {}
+    for name in ls:lines() do names[#names + 1] = name end
+    ls:close()
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.same({ "own.json" }, names)   -- NVTX never called: the injection never loaded
+  end)
+end)
+
 describe("json_decode", function()
   it("reads what profrun writes and names where it stops", function()
     assert.same({ a = { 1, 2.5, "x\n" }, b = true }, json.decode('{"a": [1, 2.5, "x\\n"], "b": true, "c": null}'))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "lnvtx.h"
 #include "levents.h"
 #include "lrules.h"
 #include "lstack.h"
@@ -145,14 +146,20 @@ static int s_exit(lua_State *L) {
 /* core.module_enter(id) / core.module_exit(id): the same for the current recorder (no state
    argument to check), as nn modules call them on every call; nothing when none records. */
 static int l_module_enter(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  if (c->emit_nvtx) lnvtx_push(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
 static int l_module_exit(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  if (c->emit_nvtx) lnvtx_pop();
+  prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
@@ -371,7 +378,7 @@ void lbind_open_state(lua_State *L) {
       {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
-      LEVENTS_FUNCS, {NULL, NULL}};
+      LEVENTS_FUNCS, LNVTX_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
