@@ -189,7 +189,6 @@ $(BUILD)/prof.pc: Makefile
 # libprof_inject.so (core/inject/): NVTX and CUDA injection for unmodified programs, with its own
 # hidden copy of the core; it exports the two injection entry points alone. NVTX's and CUPTI's
 # headers come from the CUDA toolkit. spec/c/test_nvtx*.c link the same objects (libprofinject.a).
-CUDA_HOME   ?= /usr/local/cuda
 INJECT_SRC  := $(wildcard core/inject/*.c)
 INJECT_SO   := $(BUILD)/lib/libprof_inject.so
 INJECT_A    := $(BUILD)/lib/libprofinject.a

@@ -1,6 +1,9 @@
 /* inject_main.c — the injection's one process-wide context: made at the first NVTX or CUDA call, written out at exit. */
-#include <errno.h>
+#define _GNU_SOURCE /* RTLD_NOLOAD: look at the driver only when the program loaded it */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,21 @@ static void apply_config(injM_Ctx *c) {
   prof_config_free(c->S, cfg);
 }
 
+/*
+** CUPTI, before prof_start (a capture delivers from the next start on), when the driver loads
+** this library too (CUDA_INJECTION64_PATH; PROFRUN_INJECT_CUDA=0 turns it off). A machine
+** without a driver or device says why in inject.<pid>.json's cuda_error; NVTX goes on alone.
+*/
+static void open_capture(injM_Ctx *c) {
+  const char *cuda = getenv("CUDA_INJECTION64_PATH"), *off = getenv("PROFRUN_INJECT_CUDA");
+  if (cuda == NULL || *cuda == '\0' || (off != NULL && strcmp(off, "0") == 0)) return;
+  if (prof_capture_open(c->S, PROF_CAPTURE_CUPTI, NULL) == PROF_OK) {
+    c->cuda_attached = 1;
+  } else {
+    snprintf(c->cuda_error, sizeof c->cuda_error, "%s", prof_errmsg(c->S));
+  }
+}
+
 static injM_Ctx *make_ctx(void) {
   injM_Ctx *c = calloc(1, sizeof *c);
   if (c == NULL) return NULL;
@@ -75,6 +93,7 @@ static injM_Ctx *make_ctx(void) {
   prof_set_event_capacity(c->S, env_int("PROFRUN_INJECT_EVENTS", DEFAULT_EVENTS));
   prof_set_record_shapes(c->S, c->record_shapes);
   if (injT_new(c->S, c->program, NULL, &c->tree) != PROF_OK) goto fail;
+  open_capture(c);
   if (prof_start(c->S) != PROF_OK) goto fail;
   return c;
 fail:
@@ -84,27 +103,56 @@ fail:
 }
 
 static void at_exit(void) {
-  injM_Ctx *c = atomic_load(&the_ctx);
+  injM_Ctx *c = injM_peek();
   if (c != NULL) injM_finish(c);
+}
+
+/* the_ctx while one thread makes it: other callers get NULL (their call is dropped) */
+#define BUSY ((injM_Ctx *)(uintptr_t)1)
+
+/* Makes the context after winning the_ctx (it holds BUSY) and publishes it. */
+static injM_Ctx *publish(void) {
+  injM_Ctx *c = make_ctx();
+  atomic_store_explicit(&the_ctx, c, memory_order_release);
+  if (c != NULL) atexit(at_exit);
+  return c;
 }
 
 injM_Ctx *injM_get(void) {
   injM_Ctx *c = atomic_load_explicit(&the_ctx, memory_order_acquire);
+  if (c == BUSY) return NULL;
   if (c != NULL) return c;
-  injM_Ctx *mine = make_ctx();
-  if (mine == NULL) return NULL;
   injM_Ctx *expected = NULL;
-  if (!atomic_compare_exchange_strong(&the_ctx, &expected, mine)) {
-    injT_free(mine->tree);
-    prof_close(mine->S);
-    free(mine);
-    return expected;
-  }
-  atexit(at_exit);
-  return mine;
+  if (!atomic_compare_exchange_strong(&the_ctx, &expected, BUSY)) return expected == BUSY ? NULL : expected;
+  return publish();
 }
 
-injM_Ctx *injM_peek(void) { return atomic_load_explicit(&the_ctx, memory_order_acquire); }
+static void *publish_thread(void *arg) {
+  (void)arg;
+  publish();
+  return NULL;
+}
+
+int injM_get_later(void) {
+  injM_Ctx *expected = NULL;
+  if (!atomic_compare_exchange_strong(&the_ctx, &expected, BUSY)) return 1; /* made or being made */
+  pthread_t t;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &a, publish_thread, NULL);
+  pthread_attr_destroy(&a);
+  if (rc != 0) {
+    atomic_store(&the_ctx, NULL);
+    return 0;
+  }
+  return 1;
+}
+
+injM_Ctx *injM_peek(void) {
+  injM_Ctx *c = atomic_load_explicit(&the_ctx, memory_order_acquire);
+  return c == BUSY ? NULL : c;
+}
 
 /* {====================== outputs ======================} */
 
@@ -147,38 +195,59 @@ static void write_profile(injM_Ctx *c, const char *path) {
   free(b.data);
 }
 
-/* inject.<pid>.json: what the mapping could not do, so prof.launch can say it. */
-static void write_notes(injM_Ctx *c, const char *path) {
+/* text as the inside of a JSON string (quotes, backslashes escaped; control characters as spaces). */
+static void escape(const char *text, char *out, size_t size) {
+  size_t k = 0;
+  for (const char *p = text; *p != '\0' && k + 2 < size; p++) {
+    if (*p == '"' || *p == '\\') out[k++] = '\\';
+    out[k++] = (*p >= 0 && *p < 0x20) ? ' ' : *p;
+  }
+  out[k] = '\0';
+}
+
+/* inject.<pid>.json: what the mapping and the capture counted and missed, for prof.launch. */
+static void write_notes(injM_Ctx *c, const char *path, const prof_CaptureStats *cs) {
   injT_Stats st;
   injT_stats(c->tree, &st);
-  char text[2048];
-  /* the error is a core message or a path: quotes and backslashes are escaped below */
-  char err[1024];
-  size_t k = 0;
-  for (const char *p = c->error; *p != '\0' && k + 2 < sizeof err; p++) {
-    if (*p == '"' || *p == '\\') err[k++] = '\\';
-    err[k++] = (*p >= 0 && *p < 0x20) ? ' ' : *p;
-  }
-  err[k] = '\0';
+  char text[4096], err[1100], cerr[600];
+  escape(c->error, err, sizeof err);
+  escape(c->cuda_error, cerr, sizeof cerr);
   int n = snprintf(text, sizeof text,
                    "{\"schema\": \"profrun.inject/1\", \"pid\": %lld, \"cuda\": %s, \"ranges\": %lld, "
                    "\"ops\": %lld, \"counted_ops\": %lld, \"unmatched_pops\": %lld, "
                    "\"foreign_ends\": %lld, \"not_opened\": %lld, \"op_errors\": %lld, "
                    "\"events\": %lld, \"events_dropped\": %lld, \"kernels\": %lld, "
-                   "\"error\": \"%s\"}\n",
+                   "\"device_ops\": %lld, \"attributed_module\": %lld, \"attributed_op\": %lld, "
+                   "\"device_dropped\": %lld, \"cuda_error\": \"%s\", \"error\": \"%s\"}\n",
                    (long long)c->pid, c->cuda_attached ? "true" : "false", (long long)st.ranges,
                    (long long)st.ops, (long long)st.counted_ops, (long long)st.unmatched_pops,
                    (long long)st.foreign_ends, (long long)st.too_deep, (long long)st.op_errors,
                    (long long)prof_event_count(c->S), (long long)prof_events_dropped(c->S),
-                   (long long)c->kernels, err);
-  if (n > 0) prof_write_file_atomic(c->S, path, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+                   (long long)cs->kernels, (long long)cs->device_ops,
+                   (long long)cs->attributed_module, (long long)cs->attributed_op,
+                   (long long)(cs->dropped_cupti + cs->dropped_pool + cs->dropped_events), cerr, err);
+  if (n > 0)
+    prof_write_file_atomic(c->S, path, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+/* Work still in flight on the device lands in the window (the core asks for it before
+   prof_stop): cuCtxSynchronize of the exiting thread's context, when the driver is loaded. */
+static void synchronize_device(void) {
+  void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (cu == NULL) return;
+  int (*sync)(void) = (int (*)(void))dlsym(cu, "cuCtxSynchronize");
+  if (sync != NULL) (void)sync();
+  dlclose(cu);
 }
 
 void injM_finish(injM_Ctx *c) {
   if (atomic_exchange(&c->finished, 1)) return;
-  if (c->before_finish != NULL) c->before_finish(c);
   injT_close_all(c->tree);
+  if (c->cuda_attached) synchronize_device();
   prof_stop(c->S);
+  prof_CaptureStats cs = {.size = sizeof cs};
+  prof_capture_stats(c->S, &cs);
+  prof_capture_close(c->S);
   char path[PROF_PATH_SIZE];
   snprintf(path, sizeof path, "%s/trace.%lld.json", c->outdir, (long long)c->pid);
   prof_TraceInfo ti;
@@ -188,5 +257,5 @@ void injM_finish(injM_Ctx *c) {
   snprintf(path, sizeof path, "%s/profile.%lld.json", c->outdir, (long long)c->pid);
   write_profile(c, path);
   snprintf(path, sizeof path, "%s/inject.%lld.json", c->outdir, (long long)c->pid);
-  write_notes(c, path);
+  write_notes(c, path, &cs);
 }

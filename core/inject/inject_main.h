@@ -20,17 +20,22 @@ typedef struct injM_Ctx {
   int64_t pid;
   int record_shapes;
   int cuda_attached;             /* InitializeInjection ran and CUPTI took the subscription */
-  _Atomic int64_t kernels;       /* kernels attributed (the CUDA side counts them) */
   atomic_int finished;
-  void (*before_finish)(struct injM_Ctx *c); /* the CUDA side flushes its activity buffers */
-  void *cuda;                    /* the CUDA side's state */
   char program[256];
   char outdir[PROF_PATH_SIZE - 64];
   char error[1024];              /* the first failure, for inject.<pid>.json */
+  char cuda_error[512];          /* why no CUPTI capture runs ("" when one does or none was asked) */
 } injM_Ctx;
 
 /* The context, made on first use (NULL when out of memory); atexit writes it out. */
 injM_Ctx *injM_get(void);
+
+/*
+** For the CUDA driver's InitializeInjection (inside cuInit): makes the context on a helper thread,
+** so that the capture's own driver check runs once cuInit has returned, never inside it. NVTX
+** calls made meanwhile are dropped. 0 when the thread could not start.
+*/
+int injM_get_later(void);
 
 /* The context if it exists, else NULL (never makes it). */
 injM_Ctx *injM_peek(void);
