@@ -292,6 +292,7 @@ install: all $(LUA_MOD_INST)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libprof.so
 	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/prof.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	install -m 755 $(LUA_MOD_INST) $(DESTDIR)$(PREFIX)/lib/profrun/prof/core.so
+	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/libprof_inject.so
 	cp -R lua scripts configs examples $(DESTDIR)$(PREFIX)/share/profrun/
 
 clean:

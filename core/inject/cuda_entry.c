@@ -13,6 +13,8 @@
 INJ_EXPORT int InitializeInjection(void);
 
 INJ_EXPORT int InitializeInjection(void) {
-  if (injM_peek() == NULL) injM_get_later();
+  injM_Ctx *c = injM_peek();
+  if (c == NULL) injM_get_later();
+  else if (c->cuda_attached) injM_attach_cublas(c); /* cuBLAS may have come since */
   return 1;
 }

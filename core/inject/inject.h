@@ -44,6 +44,39 @@ void injN_parse(const char *msg, injN_Range *out);
 */
 int injA_fill(const injN_Range *r, prof_Op *op);
 
+/* {====================== cuBLAS log lines (cublas_log.c) ======================} */
+
+/*
+** cuBLAS has no CUPTI callback domain, but its logger (cublasLoggerConfigure +
+** cublasSetLoggerCallback, the API behind CUBLAS_LOGINFO_DBG=1) hands every API call, on the
+** calling thread, as lines such as
+**   I! cuBLAS (v13.0) function cublasStatus_t cublasSgemm_v2(cublasHandle_t, ...) called:
+**   i!  m: type=int; val=128
+** The parser keeps one call's function and integer parameters; a GEMM completes at the next
+** call's header, at a "Time:" line, or at injC_flush.
+*/
+typedef struct injC_Gemm {
+  char func[64];               /* "cublasSgemm_v2" */
+  int64_t m, n, k, batch;      /* batch 1 unless batchCount says otherwise */
+  int32_t dtype;               /* prof_DType of A and B (Ex: from Atype) */
+  int complex_;                /* C, Z: one complex MAC is 4 real MACs */
+} injC_Gemm;
+
+typedef struct injC_Parser {
+  injC_Gemm cur;
+  int in_call, is_gemm, have;  /* have: bits of m, n, k seen */
+} injC_Parser;
+
+/* Feeds one logger message (one or more lines); returns how many GEMMs it completed, up to
+   max, into out. */
+int injC_feed(injC_Parser *p, const char *msg, injC_Gemm *out, int max);
+/* The call in progress, if it is a complete GEMM: 1 and *out, else 0. */
+int injC_flush(injC_Parser *p, injC_Gemm *out);
+
+/* The op a GEMM is, for the core's formulas: MM, or BMM with a batch; CUSTOM with explicit
+   counts for complex types. op->name is left NULL. */
+void injC_op(const injC_Gemm *g, prof_Op *op);
+
 /* {====================== the tree (nvtx_tree.c) ======================} */
 
 typedef struct injT_Tree injT_Tree;
@@ -114,6 +147,13 @@ int injT_pop(injT_Tree *T, injT_Thread *th, uint32_t domain);
 uint64_t injT_start(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
                     const char *msg);
 void injT_end(injT_Tree *T, injT_Thread *th, uint64_t id);
+
+/*
+** An op that happened on the calling thread outside NVTX (a cuBLAS GEMM from its log): recorded
+** in the innermost range; inside an op range the formulas already counted (aten::addmm over its
+** cublasSgemm) it is kept with zero counts, so nothing is counted twice.
+*/
+void injT_record(injT_Tree *T, injT_Thread *th, prof_Op *op);
 
 /* nvtxMark*: an instant event named msg on the calling thread. */
 void injT_mark(injT_Tree *T, injT_Thread *th, const char *msg);

@@ -93,10 +93,15 @@ static injM_Ctx *make_ctx(void) {
   prof_set_event_capacity(c->S, env_int("PROFRUN_INJECT_EVENTS", DEFAULT_EVENTS));
   prof_set_record_shapes(c->S, c->record_shapes);
   if (injT_new(c->S, c->program, NULL, &c->tree) != PROF_OK) goto fail;
+  if (pthread_key_create(&c->cublas_key, free) != 0) goto fail;
+  c->cublas_key_made = 1;
   open_capture(c);
+  if (c->cuda_attached) injM_attach_cublas(c);
   if (prof_start(c->S) != PROF_OK) goto fail;
   return c;
 fail:
+  if (c->cublas_key_made) pthread_key_delete(c->cublas_key);
+  injT_free(c->tree);
   if (c->S != NULL) prof_close(c->S);
   free(c);
   return NULL;
@@ -213,13 +218,15 @@ static void write_notes(injM_Ctx *c, const char *path, const prof_CaptureStats *
   escape(c->error, err, sizeof err);
   escape(c->cuda_error, cerr, sizeof cerr);
   int n = snprintf(text, sizeof text,
-                   "{\"schema\": \"profrun.inject/1\", \"pid\": %lld, \"cuda\": %s, \"ranges\": %lld, "
+                   "{\"schema\": \"profrun.inject/1\", \"pid\": %lld, \"cuda\": %s, \"cublas\": %s, "
+                   "\"ranges\": %lld, "
                    "\"ops\": %lld, \"counted_ops\": %lld, \"unmatched_pops\": %lld, "
                    "\"foreign_ends\": %lld, \"not_opened\": %lld, \"op_errors\": %lld, "
                    "\"events\": %lld, \"events_dropped\": %lld, \"kernels\": %lld, "
                    "\"device_ops\": %lld, \"attributed_module\": %lld, \"attributed_op\": %lld, "
                    "\"device_dropped\": %lld, \"cuda_error\": \"%s\", \"error\": \"%s\"}\n",
-                   (long long)c->pid, c->cuda_attached ? "true" : "false", (long long)st.ranges,
+                   (long long)c->pid, c->cuda_attached ? "true" : "false",
+                   c->cublas_attached ? "true" : "false", (long long)st.ranges,
                    (long long)st.ops, (long long)st.counted_ops, (long long)st.unmatched_pops,
                    (long long)st.foreign_ends, (long long)st.too_deep, (long long)st.op_errors,
                    (long long)prof_event_count(c->S), (long long)prof_events_dropped(c->S),

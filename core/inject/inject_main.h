@@ -2,6 +2,7 @@
 #ifndef INJECT_MAIN_H
 #define INJECT_MAIN_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "inject.h"
@@ -21,6 +22,9 @@ typedef struct injM_Ctx {
   int record_shapes;
   int cuda_attached;             /* InitializeInjection ran and CUPTI took the subscription */
   atomic_int finished;
+  int cublas_attached;           /* the cuBLAS logger callback is installed (cublas_hook.c) */
+  pthread_key_t cublas_key;      /* each thread's injC_Parser */
+  int cublas_key_made;
   char program[256];
   char outdir[PROF_PATH_SIZE - 64];
   char error[1024];              /* the first failure, for inject.<pid>.json */
@@ -36,6 +40,14 @@ injM_Ctx *injM_get(void);
 ** calls made meanwhile are dropped. 0 when the thread could not start.
 */
 int injM_get_later(void);
+
+/*
+** Installs the cuBLAS logger callback when the program has loaded libcublas (13 or 12) and
+** PROFRUN_INJECT_CUBLAS is not "0": each cuBLAS GEMM is then an op, with m, n, k from the log,
+** in the innermost NVTX range. Returns whether it is installed; call it again later (a program
+** may load cuBLAS after cuInit).
+*/
+int injM_attach_cublas(injM_Ctx *c);
 
 /* The context if it exists, else NULL (never makes it). */
 injM_Ctx *injM_peek(void);

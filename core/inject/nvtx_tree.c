@@ -389,6 +389,22 @@ void injT_end(injT_Tree *T, injT_Thread *th, uint64_t id) {
   unwind(T, th);
 }
 
+void injT_record(injT_Tree *T, injT_Thread *th, prof_Op *op) {
+  if (T->closed) return;
+  if (!th->entered) {
+    prof_module_enter(T->S, T->root);
+    th->entered = 1;
+  }
+  if (th->counted_depth > 0 || prof_op_count(T->S, op) != PROF_OK) {
+    op->kind = PROF_OP_CUSTOM;
+    op->macs = op->flops = op->bytes_read = op->bytes_written = 0;
+  } else {
+    th->stats.counted_ops++;
+  }
+  th->stats.ops++;
+  prof_op_record(T->S, op);
+}
+
 void injT_mark(injT_Tree *T, injT_Thread *th, const char *msg) {
   (void)th;
   if (T->closed) return;
