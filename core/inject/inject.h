@@ -82,19 +82,8 @@ void injC_op(const injC_Gemm *g, prof_Op *op);
 typedef struct injT_Tree injT_Tree;
 typedef struct injT_Thread injT_Thread;
 
-/* Frame kinds a hook sees. */
+/* Frame kinds. */
 enum { INJT_MODULE = 0, INJT_OP = 1 };
-
-/*
-** Called on the recording thread when a range opens (after the core entered its module or began
-** its op) and when it closes (before): how the CUDA side pushes and pops an external correlation
-** id per range, so kernels land on the innermost one. id: the op's correlation, or the module id.
-*/
-typedef struct injT_Hooks {
-  void (*enter)(void *ud, int kind, uint64_t id);
-  void (*exit)(void *ud, int kind, uint64_t id);
-  void *ud;
-} injT_Hooks;
 
 /* What the tree could not map, for the run's notes. */
 typedef struct injT_Stats {
@@ -111,9 +100,11 @@ typedef struct injT_Stats {
 
 /*
 ** A tree over S (which stays the caller's): one root module "" of type root_type that every
-** recording thread enters at its first range. [may fail: PROF_ERRMEM, or the core's error]
+** recording thread enters at its first range. Kernels need nothing more: while a capture is open
+** the core pushes each module call's and op's CUPTI external correlation id itself.
+** [may fail: PROF_ERRMEM, or the core's error]
 */
-int injT_new(prof_State *S, const char *root_type, const injT_Hooks *hooks, injT_Tree **out);
+int injT_new(prof_State *S, const char *root_type, injT_Tree **out);
 
 /* Closes every thread's open ranges (from the calling thread: call it when no thread records). */
 void injT_close_all(injT_Tree *T);
@@ -160,8 +151,5 @@ void injT_mark(injT_Tree *T, injT_Thread *th, const char *msg);
 
 /* The counts so far (racy reads of other threads' counters: for the notes at exit). */
 void injT_stats(injT_Tree *T, injT_Stats *out);
-
-/* The innermost open frame of the calling thread: kind and id (as the hooks see them); 0 when none. */
-int injT_innermost(injT_Thread *th, int *kind, uint64_t *id);
 
 #endif

@@ -92,7 +92,7 @@ static injM_Ctx *make_ctx(void) {
   apply_config(c);
   prof_set_event_capacity(c->S, env_int("PROFRUN_INJECT_EVENTS", DEFAULT_EVENTS));
   prof_set_record_shapes(c->S, c->record_shapes);
-  if (injT_new(c->S, c->program, NULL, &c->tree) != PROF_OK) goto fail;
+  if (injT_new(c->S, c->program, &c->tree) != PROF_OK) goto fail;
   if (pthread_key_create(&c->cublas_key, free) != 0) goto fail;
   c->cublas_key_made = 1;
   open_capture(c);
@@ -107,9 +107,11 @@ fail:
   return NULL;
 }
 
+/* A forked child (a data-loader worker) inherits a copy of the parent's context: only the
+   process that made it writes, so a child never overwrites the parent's files. */
 static void at_exit(void) {
   injM_Ctx *c = injM_peek();
-  if (c != NULL) injM_finish(c);
+  if (c != NULL && c->pid == (int64_t)getpid()) injM_finish(c);
 }
 
 /* the_ctx while one thread makes it: other callers get NULL (their call is dropped) */

@@ -44,13 +44,12 @@ typedef struct Category {
 
 struct injT_Tree {
   prof_State *S;
-  injT_Hooks hooks;
   prof_ModuleId root;
   pthread_key_t key;
   pthread_mutex_t lock;     /* threads, domains, categories: all cold */
   injT_Thread *threads;
   int32_t nthreads;
-  int closed;               /* injT_close_all ran: later calls are ignored */
+  atomic_int closed;        /* injT_close_all ran: later calls are ignored (any thread reads it) */
   const char *domains[MAX_DOMAINS]; /* [0] unused: NVTX's default domain */
   int32_t ndomains;
   Category categories[MAX_CATEGORIES];
@@ -68,12 +67,11 @@ static void thread_exit(void *p) {
   if (th->tree != NULL) injT_thread_done(th->tree, th);
 }
 
-int injT_new(prof_State *S, const char *root_type, const injT_Hooks *hooks, injT_Tree **out) {
+int injT_new(prof_State *S, const char *root_type, injT_Tree **out) {
   *out = NULL;
   injT_Tree *T = calloc(1, sizeof *T);
   if (T == NULL) return PROF_ERRMEM;
   T->S = S;
-  if (hooks != NULL) T->hooks = *hooks;
   T->ndomains = 1;
   int rc = prof_module_add(S, PROF_NO_MODULE, "", root_type, 0, &T->root);
   if (rc != PROF_OK) {
@@ -179,16 +177,8 @@ static void module_type(injT_Tree *T, uint32_t domain, uint32_t category, const 
 
 /* {====================== opening and closing ======================} */
 
-static void hook_enter(injT_Tree *T, const Frame *f, injT_Thread *th) {
-  if (T->hooks.enter == NULL) return;
-  T->hooks.enter(T->hooks.ud, f->kind,
-                 f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module);
-}
-
 static void close_top(injT_Tree *T, injT_Thread *th) {
   Frame *f = &th->frames[--th->sp];
-  uint64_t id = f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module;
-  if (T->hooks.exit != NULL) T->hooks.exit(T->hooks.ud, f->kind, id);
   if (f->kind == INJT_MODULE) {
     prof_module_exit(T->S, f->module);
   } else {
@@ -281,7 +271,6 @@ static void backward_module(injT_Tree *T, injT_Thread *th, const injN_Range *r) 
   f->op = -1;
   f->domain = UINT32_MAX; /* no pop matches it */
   prof_module_enter(T->S, m);
-  hook_enter(T, f, th);
 }
 
 /* Opens a frame for msg; returns it, or NULL when it could not be (counted in the stats). */
@@ -324,7 +313,6 @@ static Frame *open_frame(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_
     return NULL;
   }
   th->sp++;
-  hook_enter(T, f, th);
   return f;
 }
 
@@ -425,12 +413,4 @@ void injT_stats(injT_Tree *T, injT_Stats *out) {
     out->op_errors += th->stats.op_errors;
   }
   pthread_mutex_unlock(&T->lock);
-}
-
-int injT_innermost(injT_Thread *th, int *kind, uint64_t *id) {
-  if (th == NULL || th->sp == 0) return 0;
-  const Frame *f = &th->frames[th->sp - 1];
-  *kind = f->kind;
-  *id = f->kind == INJT_OP ? th->ops[f->op].correlation : (uint64_t)f->module;
-  return 1;
 }

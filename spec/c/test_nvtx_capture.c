@@ -32,7 +32,7 @@ static void test_kernels_on_innermost_range(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_set_event_capacity(S, 256);
   injT_Tree *T;
-  T_EQ_INT(injT_new(S, "app", NULL, &T), PROF_OK);
+  T_EQ_INT(injT_new(S, "app", &T), PROF_OK);
   /* as the injection does: the capture opens before the session starts, outside every range */
   T_EQ_INT(prof_capture_open(S, PROF_CAPTURE_REPLAY, NULL), PROF_OK);
   prof_start(S);

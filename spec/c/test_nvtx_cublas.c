@@ -105,7 +105,7 @@ static void test_line_by_line_and_kinds(void) {
 static void test_recorded_in_innermost_range(void) {
   prof_State *S = prof_new(NULL, NULL);
   injT_Tree *T;
-  injT_new(S, "app", NULL, &T);
+  injT_new(S, "app", &T);
   prof_start(S);
   injT_Thread *th = injT_thread(T);
   injC_Parser p;

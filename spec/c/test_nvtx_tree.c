@@ -153,7 +153,7 @@ static Fix fix_new(void) {
   f.S = prof_new(NULL, NULL);
   prof_set_event_capacity(f.S, 256);
   prof_set_record_shapes(f.S, 1);
-  injT_new(f.S, "app", NULL, &f.T);
+  injT_new(f.S, "app", &f.T);
   prof_start(f.S);
   f.th = injT_thread(f.T);
   return f;
