@@ -12,6 +12,8 @@
 #define MAX_CATEGORIES 256
 #define TYPE_SIZE 256
 #define SEQ_SLOTS 65536     /* forward ops remembered by sequence number, for their backward */
+#define CACHE_SLOTS 256     /* per thread: (parent, message) -> module, the common re-entry */
+#define CACHE_TEXT 96       /* longer messages are not cached */
 
 typedef struct Frame {
   uint8_t kind;             /* INJT_MODULE or INJT_OP */
@@ -25,6 +27,14 @@ typedef struct Frame {
   int32_t op;               /* index into the thread's ops, -1 for a module */
 } Frame;
 
+/* A module range seen before under the same parent: entered again without parsing its message. */
+typedef struct CacheEntry {
+  int valid;
+  prof_ModuleId parent, module;
+  uint32_t domain, category;
+  char text[CACHE_TEXT];
+} CacheEntry;
+
 struct injT_Thread {
   injT_Thread *next;        /* the tree's list, for stats */
   injT_Tree *tree;
@@ -35,6 +45,7 @@ struct injT_Thread {
   injT_Stats stats;
   Frame frames[INJT_MAX_FRAMES];
   prof_Op ops[MAX_OPS];
+  CacheEntry cache[CACHE_SLOTS];
 };
 
 typedef struct Category {
@@ -273,10 +284,51 @@ static void backward_module(injT_Tree *T, injT_Thread *th, const injN_Range *r) 
   prof_module_enter(T->S, m);
 }
 
+/* The cache slot of msg under parent: by the message's address (NVTX names are mostly string
+   literals); its text is compared on every hit, so a reused buffer only misses. */
+static CacheEntry *cache_slot(injT_Thread *th, const char *msg, prof_ModuleId parent,
+                              uint32_t domain, uint32_t category) {
+  uintptr_t h = (uintptr_t)msg ^ ((uintptr_t)msg >> 9) ^ ((uintptr_t)parent * 0x9e3779b1u) ^
+                ((uintptr_t)domain << 5) ^ ((uintptr_t)category << 11);
+  return &th->cache[h % CACHE_SLOTS];
+}
+
+static Frame *cached_module(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
+                            const char *msg, uint64_t range_id) {
+  if (!th->entered || th->sp >= INJT_MAX_FRAMES || msg == NULL) return NULL;
+  prof_ModuleId parent = prof_module_current(T->S);
+  const CacheEntry *e = cache_slot(th, msg, parent, domain, category);
+  if (!e->valid || e->parent != parent || e->domain != domain || e->category != category ||
+      strcmp(e->text, msg) != 0)
+    return NULL;
+  Frame *f = &th->frames[th->sp++];
+  memset(f, 0, sizeof *f);
+  f->kind = INJT_MODULE;
+  f->module = e->module;
+  f->op = -1;
+  f->domain = domain;
+  f->range_id = range_id;
+  prof_module_enter(T->S, e->module);
+  th->stats.ranges++;
+  return f;
+}
+
+static void cache_put(injT_Thread *th, const char *msg, prof_ModuleId parent, uint32_t domain,
+                      uint32_t category, prof_ModuleId module) {
+  size_t n = msg != NULL ? strlen(msg) : CACHE_TEXT;
+  if (n >= CACHE_TEXT) return;
+  CacheEntry *e = cache_slot(th, msg, parent, domain, category);
+  *e = (CacheEntry){.valid = 1, .parent = parent, .module = module, .domain = domain,
+                    .category = category};
+  memcpy(e->text, msg, n + 1);
+}
+
 /* Opens a frame for msg; returns it, or NULL when it could not be (counted in the stats). */
 static Frame *open_frame(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_t category,
                          const char *msg, uint64_t range_id) {
   if (T->closed) return NULL;
+  Frame *hit = cached_module(T, th, domain, category, msg, range_id);
+  if (hit != NULL) return hit;
   injN_Range r;
   injN_parse(msg, &r);
   int32_t saved_phase = (int32_t)prof_get_phase(T->S);
@@ -305,7 +357,9 @@ static Frame *open_frame(injT_Tree *T, injT_Thread *th, uint32_t domain, uint32_
     atomic_store_explicit(&T->seq_module[r.seq % SEQ_SLOTS],
                           ((uint64_t)r.seq << 24) | (uint64_t)(m + 1), memory_order_relaxed);
   }
+  prof_ModuleId parent = prof_module_current(T->S);
   int ok = r.is_op ? open_op(T, th, f, &r) : open_module(T, th, f, &r, category);
+  if (ok && !r.is_op) cache_put(th, msg, parent, domain, category, f->module);
   if (!ok) {
     if (f->phase_set) prof_set_phase(T->S, (prof_Phase)f->saved_phase);
     th->stats.too_deep++;

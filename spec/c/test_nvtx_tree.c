@@ -354,6 +354,31 @@ static void test_depth_overflow(void) {
   fix_free(&f);
 }
 
+static void test_reused_buffer_and_parents(void) {
+  /* the same buffer with new text each time, and one literal under two parents: the per-thread
+     cache of (parent, message) must never hand back the wrong module */
+  Fix f = fix_new();
+  char buf[32];
+  for (int i = 0; i < 3; i++) {
+    snprintf(buf, sizeof buf, "step%d", i % 2);
+    injT_push(f.T, f.th, 0, 0, buf);
+    injT_push(f.T, f.th, 0, 0, "inner:Block");
+    injT_pop(f.T, f.th, 0);
+    injT_pop(f.T, f.th, 0);
+  }
+  injT_push(f.T, f.th, 0, 0, "inner:Block"); /* at the top level this time */
+  injT_pop(f.T, f.th, 0);
+  injT_close_all(f.T);
+  prof_stop(f.S);
+  T_EQ_INT(info(f.S, find(f.S, "step0")).phase[PROF_PHASE_FORWARD].calls, 2);
+  T_EQ_INT(info(f.S, find(f.S, "step1")).phase[PROF_PHASE_FORWARD].calls, 1);
+  T_EQ_INT(info(f.S, find(f.S, "step0.inner")).phase[PROF_PHASE_FORWARD].calls, 2);
+  T_EQ_INT(info(f.S, find(f.S, "step1.inner")).phase[PROF_PHASE_FORWARD].calls, 1);
+  T_EQ_INT(info(f.S, find(f.S, "inner")).phase[PROF_PHASE_FORWARD].calls, 1);
+  T_EQ_INT(prof_module_count(f.S), 6); /* the root and the five above */
+  fix_free(&f);
+}
+
 typedef struct ThreadArg {
   injT_Tree *T;
   int n;
@@ -399,6 +424,7 @@ int main(void) {
   T_RUN(test_start_end);
   T_RUN(test_backward_phase);
   T_RUN(test_depth_overflow);
+  T_RUN(test_reused_buffer_and_parents);
   T_RUN(test_threads_merge);
   return T_DONE();
 }
