@@ -7,6 +7,9 @@
 #include "capture/capture.h"
 #include "trace_internal.h"
 
+/* A literal, its length counted by the compiler. */
+#define RAW(k, lit) (k)->raw((k)->ud, "" lit, sizeof(lit) - 1)
+
 static int device_op(int kind) {
   return kind == PROF_EVENT_KERNEL || kind == PROF_EVENT_MEMCPY || kind == PROF_EVENT_MEMSET;
 }
@@ -29,7 +32,7 @@ static void us(const profX_Sink *k, int64_t ns) {
 
 /* The start of an event: the comma, ph, pid, tid, ts. */
 static void head(const profX_Sink *k, char ph, int64_t pid, int64_t tid, int64_t ts) {
-  if (!*k->first_event) k->raw(k->ud, ",\n", 2);
+  if (!*k->first_event) RAW(k, ",\n");
   *k->first_event = 0;
   out(k, "{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", ph, pid, tid);
   us(k, ts);
@@ -41,7 +44,7 @@ static void meta(const profX_Sink *k, const char *what, int64_t pid, int64_t tid
   out(k, ",\"name\":\"%s\",\"args\":{\"%s\":", what, key);
   if (str != NULL) k->str(k->ud, str);
   else out(k, "%" PRId64, num);
-  k->raw(k->ud, "}}", 2);
+  RAW(k, "}}");
 }
 
 static int64_t host_tid(const profK_Event *e) { return (int64_t)e->thread + PROF_TRACE_TID_BASE; }
@@ -108,12 +111,12 @@ static void device_span(const profX_Sink *k, prof_State *S, const profK_Event *e
                         size_t path_size) {
   head(k, 'X', e->device, e->stream, e->t_begin);
   int64_t dur = e->t_end - e->t_begin;
-  k->raw(k->ud, ",\"dur\":", 7);
+  RAW(k, ",\"dur\":");
   us(k, k->base + dur);
   const char *cat = e->kind == PROF_EVENT_KERNEL ? "kernel" : e->kind == PROF_EVENT_MEMCPY ? "gpu_memcpy" : "gpu_memset";
   out(k, ",\"cat\":\"%s\",\"name\":", cat);
   k->str(k->ud, e->name);
-  k->raw(k->ud, ",\"args\":{", 9);
+  RAW(k, ",\"args\":{");
   if (e->op != 0) out(k, "\"External id\":%" PRIu64 ",", e->op);
   out(k, "\"device\":%d,\"context\":%d,\"stream\":%d,\"correlation\":%u", (int)e->device,
       (int)e->context, (int)e->stream, (unsigned)e->flow);
@@ -127,30 +130,30 @@ static void device_span(const profX_Sink *k, prof_State *S, const profK_Event *e
         dur > 0 ? (double)e->bytes / (double)dur : 0.0);
   }
   if (e->module >= 0 && prof_module_path(S, e->module, path, path_size) >= 0) {
-    k->raw(k->ud, ",\"Module Path\":", 15);
+    RAW(k, ",\"Module Path\":");
     k->str(k->ud, path);
   }
-  k->raw(k->ud, "}}", 2);
+  RAW(k, "}}");
 }
 
 static void runtime_span(const profX_Sink *k, const profK_Event *e) {
   head(k, 'X', k->pid, host_tid(e), e->t_begin);
-  k->raw(k->ud, ",\"dur\":", 7);
+  RAW(k, ",\"dur\":");
   us(k, k->base + e->t_end - e->t_begin);
   out(k, ",\"cat\":\"%s\",\"name\":", e->api ? "cuda_driver" : "cuda_runtime");
   k->str(k->ud, e->name);
-  k->raw(k->ud, ",\"args\":{", 9);
+  RAW(k, ",\"args\":{");
   if (e->op != 0) out(k, "\"External id\":%" PRIu64 ",", e->op);
   out(k, "\"cbid\":%d,\"correlation\":%u}}", (int)e->cbid, (unsigned)e->flow);
 }
 
 static void overhead_span(const profX_Sink *k, const profK_Event *e) {
   head(k, 'X', -1, 0, e->t_begin);
-  k->raw(k->ud, ",\"dur\":", 7);
+  RAW(k, ",\"dur\":");
   us(k, k->base + e->t_end - e->t_begin);
-  k->raw(k->ud, ",\"cat\":\"overhead\",\"name\":", 26);
+  RAW(k, ",\"cat\":\"overhead\",\"name\":");
   k->str(k->ud, e->name);
-  k->raw(k->ud, "}", 1);
+  RAW(k, "}");
 }
 
 static void memory_counter(const profX_Sink *k, const profK_Event *e) {
@@ -171,9 +174,9 @@ static void flow(const profX_Sink *k, const profK_Event *call, const profK_Event
 static void annotation(const profX_Sink *k, const char *name, int64_t value, const profK_Event *first,
                        int64_t begin, int64_t end) {
   head(k, 'X', first->device, first->stream, begin - 1);
-  k->raw(k->ud, ",\"dur\":", 7);
+  RAW(k, ",\"dur\":");
   us(k, k->base + end - begin + 2);
-  k->raw(k->ud, ",\"cat\":\"gpu_user_annotation\",\"name\":", 36);
+  RAW(k, ",\"cat\":\"gpu_user_annotation\",\"name\":");
   if (value >= 0) {
     char buf[600];
     snprintf(buf, sizeof buf, "%s#%" PRId64, name, value);
