@@ -157,6 +157,8 @@ struct profK_Capture {
   uint32_t next_flow;          /* replay: CUPTI correlation ids of synthesised launches */
   profK_ReplayStacks replay;   /* replay hooks (single recording thread) */
   const char *last_name_in, *last_name_out; /* interning cache of kernel names */
+  const char *copy_names[11][8][8];         /* "Memcpy HtoD (Pageable -> Device)", interned */
+  const char *set_names[8];                 /* "Memset (Device)" */
   void *cupti;                 /* the CUPTI source's state */
 };
 

@@ -1,4 +1,5 @@
 /* decode.c — CUDA 13 activity records -> device events: times checked and mapped, window applied, correlation kept. */
+#include <stdio.h>
 #include <string.h>
 
 #include "capture.h"
@@ -103,6 +104,29 @@ static void kernel(profK_Capture *C, const CUpti_ActivityKernel10 *k) {
   C->stats.kernels++;
 }
 
+/* Kineto's names: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)"; interned once each. */
+static const char *copy_name(profK_Capture *C, uint8_t copy, uint8_t src, uint8_t dst) {
+  if (copy > 10 || src > 7 || dst > 7) return "Memcpy";
+  const char **slot = &C->copy_names[copy][src][dst];
+  if (*slot == NULL) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", prof_copy_kind_name(copy),
+             prof_mem_kind_name(src), prof_mem_kind_name(dst));
+    *slot = prof_intern(C->S, buf);
+  }
+  return *slot != NULL ? *slot : "Memcpy";
+}
+
+static const char *set_name(profK_Capture *C, uint16_t kind) {
+  if (kind > 7) return "Memset";
+  if (C->set_names[kind] == NULL) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "Memset (%s)", prof_mem_kind_name(kind));
+    C->set_names[kind] = prof_intern(C->S, buf);
+  }
+  return C->set_names[kind] != NULL ? C->set_names[kind] : "Memset";
+}
+
 static void copy_common(profK_Capture *C, profK_Event *d, int64_t b, int64_t e, uint8_t copy,
                         uint8_t src, uint8_t dst, uint64_t bytes) {
   d->t_begin = b;
@@ -111,7 +135,7 @@ static void copy_common(profK_Capture *C, profK_Event *d, int64_t b, int64_t e, 
   d->src_kind = (int8_t)src;
   d->dst_kind = (int8_t)dst;
   d->bytes = (int64_t)bytes;
-  d->name = "Memcpy";
+  d->name = copy_name(C, copy, src, dst);
   C->stats.memcpys++;
 }
 
@@ -153,7 +177,7 @@ static void memset_rec(profK_Capture *C, const CUpti_ActivityMemset4 *m) {
   d->bytes = (int64_t)m->bytes;
   d->value = m->value;
   d->dst_kind = (int8_t)m->memoryKind;
-  d->name = "Memset";
+  d->name = set_name(C, m->memoryKind);
   C->stats.memsets++;
 }
 

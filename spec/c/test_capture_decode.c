@@ -207,6 +207,7 @@ static void test_records_decode_onto_the_host_clock(void) {
   T_EQ_INT(c.t_begin_ns, 7000);
   T_EQ_INT(c.t_end_ns, 7500);
   T_EQ_INT(c.bytes, 4096);
+  T_EQ_STR(c.name, "Memcpy HtoD (Pinned -> Device)");   /* Kineto's name */
   T_EQ_INT(c.copy_kind, PROF_COPY_HTOD);
   T_EQ_STR(prof_copy_kind_name(c.copy_kind), "HtoD");
   T_EQ_STR(prof_mem_kind_name(c.src_kind), "Pinned");
@@ -218,6 +219,7 @@ static void test_records_decode_onto_the_host_clock(void) {
   T_EQ_INT(z0.t_begin_ns, 8200);
   T_EQ_INT(z0.t_end_ns, 8400);
   T_EQ_INT(z0.bytes, 256);
+  T_EQ_STR(z0.name, "Memset (Device)");
   T_EQ_INT(z0.module, net);
   T_EQ_INT(z0.phase, PROF_PHASE_BACKWARD);
   T_EQ_INT(z0.correlation, 0);
