@@ -89,6 +89,23 @@ describe("prof.launch", function()
     assert.equal(2 * (2 * ADDMM_MACS + 64), by_path(p)["encoder.layer.0"].flops)
   end)
 
+  it("takes the running profrun's conventions when no config is given", function()
+    local tmp = os.tmpname()
+    local script = tmp .. ".lua"   -- profrun runs SCRIPT.lua
+    local f = assert(io.open(script, "w"))
+    f:write('local p = assert(require("prof").launch{ "' .. APP .. '" })\n',
+            'for _, m in ipairs(p.modules) do\n',
+            '  if m.path == "encoder.layer.0" then print(p.conventions, m.flops) end\n',
+            'end\n')
+    f:close()
+    local pipe = io.popen("build/bin/profrun --set flops_profiler.conventions=deepspeed " .. script)
+    local out = pipe:read("a")
+    pipe:close()
+    os.remove(script)
+    os.remove(tmp)
+    assert.equal("deepspeed\t" .. 2 * (2 * ADDMM_MACS + 64) .. "\n", out)
+  end)
+
   it("says what went wrong", function()
     local p, err = launch.launch{ "./no/such/app" }
     assert.is_nil(p)

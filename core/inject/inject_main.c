@@ -49,20 +49,33 @@ static void note_error(injM_Ctx *c, const char *what) {
   if (c->error[0] == '\0') snprintf(c->error, sizeof c->error, "%s", what);
 }
 
-/* PROFRUN_INJECT_CONFIG: a profrun config (its conventions and record_shapes apply). */
+/* PROFRUN_INJECT_CONFIG: a profrun config (its conventions apply); PROFRUN_INJECT_CONVENTIONS
+   ("exact" or "deepspeed", what prof.launch passes from the running profrun's config) wins. */
 static void apply_config(injM_Ctx *c) {
   const char *path = getenv("PROFRUN_INJECT_CONFIG");
+  const char *conv = getenv("PROFRUN_INJECT_CONVENTIONS");
   c->record_shapes = 1;
-  if (path == NULL || *path == '\0') return;
-  prof_Config *cfg = NULL;
-  if (prof_config_load(c->S, path, NULL, 0, &cfg) != PROF_OK) {
-    char msg[600];
-    snprintf(msg, sizeof msg, "PROFRUN_INJECT_CONFIG: %s", prof_errmsg(c->S));
-    note_error(c, msg);
-    return;
+  if (path != NULL && *path != '\0') {
+    prof_Config *cfg = NULL;
+    if (prof_config_load(c->S, path, NULL, 0, &cfg) != PROF_OK) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "PROFRUN_INJECT_CONFIG: %s", prof_errmsg(c->S));
+      note_error(c, msg);
+    } else {
+      prof_set_conventions(c->S, cfg->flops_profiler.conventions);
+      prof_config_free(c->S, cfg);
+    }
   }
-  prof_set_conventions(c->S, cfg->flops_profiler.conventions);
-  prof_config_free(c->S, cfg);
+  if (conv != NULL && *conv != '\0') {
+    int k = prof_conventions_parse(conv);
+    if (k < 0) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "PROFRUN_INJECT_CONVENTIONS: '%.200s' is not exact or deepspeed", conv);
+      note_error(c, msg);
+    } else {
+      prof_set_conventions(c->S, (prof_Conventions)k);
+    }
+  }
 }
 
 /*

@@ -13,6 +13,9 @@
 **                          "profrun.profile/1" document), trace.<pid>.json (Chrome trace) and,
 **                          written last, inject.<pid>.json (what the mapping counted and missed)
 **   PROFRUN_INJECT_CONFIG  a profrun config file: its flops_profiler.conventions apply
+**   PROFRUN_INJECT_CONVENTIONS  "exact" or "deepspeed": wins over the config's
+**   PROFRUN_INJECT_CUDA    "0": no CUPTI capture even when CUDA_INJECTION64_PATH loads this
+**   PROFRUN_INJECT_CUBLAS  "0": no cuBLAS logger callback
 **   PROFRUN_INJECT_EVENTS  events buffered per thread for the trace (default 262144)
 */
 typedef struct injM_Ctx {

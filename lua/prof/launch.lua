@@ -1,6 +1,7 @@
 -- launch.lua — prof.launch{"./app", args...}: an unmodified program under libprof_inject.so -> its profile.
 local paths = require "prof.paths"
 local json = require "prof.json_decode"
+local config = require "prof.config"
 
 local M = {}
 
@@ -123,7 +124,9 @@ function M.launch(spec)
   for i = 1, #spec do args[#args + 1] = q(spec[i]) end
   local env = "NVTX_INJECTION64_PATH=" .. q(lib) .. " CUDA_INJECTION64_PATH=" .. q(lib) ..
     " PROFRUN_INJECT_OUT=" .. q(dir) ..
-    (spec.config and " PROFRUN_INJECT_CONFIG=" .. q(spec.config) or "") ..
+    (spec.config and " PROFRUN_INJECT_CONFIG=" .. q(spec.config)
+      -- without one, the running profrun's conventions (its config and --set) apply
+      or " PROFRUN_INJECT_CONVENTIONS=" .. q(config.value("flops_profiler.conventions") or "exact")) ..
     (spec.events and " PROFRUN_INJECT_EVENTS=" .. q(math.tointeger(spec.events) or spec.events) or "")
   -- the child's pid names its outputs: sh writes its own and execs the program in place
   local cmd = env .. " sh -c 'echo $$ > \"$0\"; exec \"$@\"' " .. q(dir .. "/pid") .. " " ..
