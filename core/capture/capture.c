@@ -134,6 +134,18 @@ int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOp
     return rc;
   }
   sample(C);
+  if (o.save_path != NULL && (rc = profK_save_open(C, o.save_path)) != PROF_OK) {
+    if (src->disable != NULL) src->disable(C);
+    C->src = NULL;
+    release(C);
+    return rc;
+  }
+  C->opt.save_path = NULL;   /* the caller's string is not kept */
+  if (atomic_load(&S->active)) {
+    /* opened inside a window: it begins now */
+    C->window_begin = prof_now_ns();
+    C->started = 1;
+  }
   /* the hooks last: from here every op, range and module call pushes its id */
   S->corr_ud = C;
   S->corr_pop = src->pop;
@@ -178,6 +190,7 @@ void prof_capture_close(prof_State *S) {
   S->corr_ud = NULL;
   (void)drain(C, 1);
   if (C->src->disable != NULL) C->src->disable(C);
+  profK_save_close(C);
   C->stats.dropped_pool = atomic_load(&C->pool.refused);
   C->src = NULL;
   release(C);

@@ -282,6 +282,7 @@ static void external(profK_Capture *C, const CUpti_ActivityExternalCorrelation *
 
 static void record(profK_Capture *C, const CUpti_Activity *r) {
   C->stats.records++;
+  if (C->saver != NULL) profK_save_record(C, r);
   switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: kernel(C, (const void *)r); break;
@@ -341,7 +342,9 @@ int profK_decode_ready(profK_Capture *C) {
   for (int32_t i; (i = profK_pool_next_ready(&C->pool)) >= 0;) {
     profK_Buffer *b = &C->pool.buf[i];
     C->dropped_cupti += b->dropped;
+    profK_save_buffer(C, 1, b->dropped);
     int r = profK_decode_buffer(C, b->data, b->valid, C->src->next);
+    profK_save_buffer(C, 0, 0);
     if (r != PROF_OK && rc == PROF_OK) rc = r;
     profK_pool_release(&C->pool, i);
   }
