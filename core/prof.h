@@ -706,7 +706,9 @@ PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 ** its module and phase as CUPTI external correlation ids (kinds CUSTOM0, CUSTOM1, CUSTOM2), so
 ** each device event is attributed to its op (prof_Event.correlation), innermost range
 ** (prof_Event.range, and the range event's correlation), module and phase. With no capture open
-** these hooks cost one predictable branch. Open a capture outside every module call and range.
+** these hooks cost one predictable branch. Open a capture outside every module call and range,
+** while no other thread records (as prof_start). Kernel names are demangled when the C++
+** runtime (libstdc++.so.6) is there, as Kineto shows them.
 **
 ** Time: CUPTI's default clock is kept (no timestamp callback: on CUDA 13.0 that path zeroes
 ** kernel timestamps) and mapped onto prof_now_ns's clock by (cuptiGetTimestamp, prof_now_ns)
@@ -830,7 +832,8 @@ PROF_API int prof_capture_replay_file(prof_State *S, const char *path);
 ** time equal to host time, and queues them as one buffer (one pool buffer per launch: drain
 ** between many). It returns once that work has ended on the host clock (it waits, as a launch
 ** and a synchronize would), so the records lie inside the window and inside the op around the
-** call. Use it without replay clock pairs.
+** call. Use it without replay clock pairs. A replay capture's hooks keep one set of
+** correlation stacks: synthesise launches from one recording thread.
 */
 typedef struct prof_ReplayLaunch {
   size_t size;                 /* sizeof(prof_ReplayLaunch); 0 means that too */

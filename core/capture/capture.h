@@ -157,7 +157,11 @@ struct profK_Capture {
   int64_t live[64];            /* GPU memory: live bytes per device index */
   uint32_t next_flow;          /* replay: CUPTI correlation ids of synthesised launches */
   profK_ReplayStacks replay;   /* replay hooks (single recording thread) */
-  const char *last_name_in, *last_name_out; /* interning cache of kernel names */
+  const char *last_name_in, *last_name_raw, *last_name_out; /* the last kernel name seen: its
+                                            pointer, an interned copy, and what it became */
+  /* the process's C++ demangler (libstdc++'s __cxa_demangle), when one is loaded: Kineto shows
+     kernels demangled */
+  char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
   const char *copy_names[11][8][8];         /* "Memcpy HtoD (Pageable -> Device)", interned */
   const char *set_names[8];                 /* "Memset (Device)" */
   void *cupti;                 /* the CUPTI source's state */

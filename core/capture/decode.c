@@ -1,5 +1,6 @@
 /* decode.c — CUDA 13 activity records -> device events: times checked and mapped, window applied, correlation kept. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
@@ -76,11 +77,20 @@ static int span_times(profK_Capture *C, uint64_t start, uint64_t end, int64_t *b
 /* Interned once per distinct name: CUPTI shares one pointer across a kernel's records. */
 static const char *kernel_name(profK_Capture *C, const char *name) {
   if (name == NULL) return "unknown";
-  if (name == C->last_name_in && C->last_name_out != NULL && strcmp(name, C->last_name_out) == 0)
+  if (name == C->last_name_in && C->last_name_raw != NULL && strcmp(name, C->last_name_raw) == 0)
     return C->last_name_out;
-  const char *s = prof_intern(C->S, name);
-  if (s == NULL) return "unknown";
+  const char *s = NULL;
+  if (C->demangle != NULL && name[0] == '_' && name[1] == 'Z') {
+    int status = -1;
+    char *d = C->demangle(name, NULL, NULL, &status);   /* malloc'ed by the C++ runtime */
+    if (d != NULL && status == 0) s = prof_intern(C->S, d);
+    free(d);
+  }
+  const char *raw = prof_intern(C->S, name);
+  if (s == NULL) s = raw;
+  if (s == NULL || raw == NULL) return "unknown";
   C->last_name_in = name;
+  C->last_name_raw = raw;
   C->last_name_out = s;
   return s;
 }
