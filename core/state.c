@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "recorder.h"
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -47,6 +48,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
 
 void prof_close(prof_State *S) {
   if (S == NULL) return;
+  profK_free(S);
   profR_free_all(S);
   profS_free(S);
   profT_free_nodes(S);
@@ -115,8 +117,9 @@ int prof_start(prof_State *S) {
   if (rc != PROF_OK) return rc;
   prof_reset(S);
   profC_start(&S->clock);
-  atomic_store(&S->range_fast, S->clock.tsc && S->stack_fn == NULL ? S->serial : 0);
+  profK_on_start(S);
   atomic_store(&S->active, 1);
+  profI_range_fast_update(S);
   return PROF_OK;
 }
 
@@ -125,10 +128,16 @@ int prof_stop(prof_State *S) {
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
   atomic_store(&S->range_fast, 0);
   atomic_store(&S->active, 0);
+  profK_on_stop(S);
   return prof_snapshot(S);
 }
 
 int prof_is_active(const prof_State *S) { return profR_active(S); }
+
+void profI_range_fast_update(prof_State *S) {
+  int fast = atomic_load(&S->active) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
+  atomic_store(&S->range_fast, fast ? S->serial : 0);
+}
 
 void prof_reset(prof_State *S) {
   pthread_mutex_lock(&S->lock);
@@ -140,6 +149,7 @@ void prof_reset(prof_State *S) {
     atomic_store(&S->mem_peak[d], 0);
   }
   profS_empty(S);
+  profK_on_reset(S);
 }
 
 void prof_clear(prof_State *S) {

@@ -16,6 +16,7 @@ typedef struct LCtx {
   int forced_device;           /* --device: wins over what a script asks for; -1 when unset */
   int32_t new_tensors;         /* tensors pushed since the last GC step they paid for */
   const void *state_mt;        /* prof.State's metatable: hot methods test it by pointer */
+  int emit_nvtx;               /* profiler.emit_nvtx: module calls are NVTX ranges (lnvtx.c) */
 } LCtx;
 
 typedef struct LState {

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "lcapture.h"
+#include "lnvtx.h"
 #include "levents.h"
 #include "lrules.h"
 #include "lstack.h"
@@ -161,14 +163,20 @@ static int s_exit(lua_State *L) {
 /* core.module_enter(id) / core.module_exit(id): the same for the current recorder (no state
    argument to check), as nn modules call them on every call; nothing when none records. */
 static int l_module_enter(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  if (c->emit_nvtx) lnvtx_push(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
 static int l_module_exit(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  if (c->emit_nvtx) lnvtx_pop();
+  prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
@@ -260,6 +268,10 @@ static int s_modules(lua_State *L) {
     set_int(L, "params_counted", info.params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       push_counts(L, &info.phase[p]);
+      /* GPU time (device capture): summed kernel, copy and memset durations */
+      set_int(L, "device_time_ns", info.device_time_ns[p]);
+      set_int(L, "self_device_time_ns", info.self_device_time_ns[p]);
+      set_int(L, "device_ops", info.device_ops[p]);
       lua_setfield(L, -2, phase_keys[p]);
     }
     lua_rawseti(L, -2, i - lo + 1);
@@ -475,6 +487,7 @@ void lbind_open_state(lua_State *L) {
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
       {"set_with_stack", lstack_set_with_stack}, {"apply_ignore", lhooks_apply_ignore},
+      LCAPTURE_METHODS,
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
@@ -483,7 +496,7 @@ void lbind_open_state(lua_State *L) {
       {"new", s_new}, {"borrow", s_borrow}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
-      LEVENTS_FUNCS, {NULL, NULL}};
+      LEVENTS_FUNCS, LCAPTURE_FUNCS, LNVTX_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
