@@ -1,0 +1,167 @@
+-- key_averages_cuda_spec.lua — the CUDA columns of key_averages' table: torch 1.13's names, order, widths, shares and footer.
+local ka = require "prof.report.key_averages"
+
+-- A crafted window (ns), derived by hand; thread 0, ops by correlation id:
+--   model_forward [0, 20000] (a range) holds
+--     aten::linear#1 [1000, 9000]  > aten::addmm (corr 2) [2000, 8000]
+--         kernels of corr 2: sgemm_128x64 [3000, 7000] (4 us), bias_add [7000, 7500] (0.5 us)
+--     aten::relu (corr 3) [10000, 12000]; kernel relu_kernel [12500, 13500] (1 us: it runs after
+--         its op returned, as kernels do)
+--     aten::linear#2 [13000, 19000] > aten::addmm (corr 5) [14000, 18000]
+--         kernel sgemm_128x64 [15000, 17000] (2 us)
+--     aten::copy_ (corr 6) [19000, 19800]; memcpy HtoD [19200, 20200] (1 us)
+--   a kernel with no op (correlation 0) [21000, 21500] (0.5 us): its own row, nobody's time.
+-- Self CUDA (the op's own kernels): addmm 4 + 0.5 + 2 = 6.5 us over 2 calls (avg 3.25);
+--   relu 1; copy_ 1; linear 0 and model_forward 0 (they launch nothing themselves).
+-- CUDA total (own + children's): linear 6.5 (avg 3.25), model_forward 6.5 + 1 + 1 = 8.5.
+-- Device rows: sgemm_128x64 2 launches, 6 us; bias_add 0.5; relu_kernel 1; the memcpy 1;
+--   orphan 0.5; their sum, 9 us, is the footer and every Self CUDA %'s denominator:
+--   addmm 6.5 / 9 = 72.22 %, sgemm 66.67 %, relu and copy_ 11.11 %, bias_add 5.56 %.
+-- Self CPU: model_forward 20 - (8 + 2 + 6 + 0.8) = 3.2; linear (8 - 6) + (6 - 4) = 4;
+--   addmm 6 + 4 = 10; relu 2; copy_ 0.8; the device rows 0: 20 us in all (16 %, 20 %, 50 % ...).
+-- CUDA memory: +4096 B in addmm#1, -1024 B in relu, +512 B under the range only (correlation 0):
+--   self: addmm 4096 (4.00 Kb), relu -1024, model_forward 512;
+--   total: linear 4096, model_forward 512 + 4096 - 1024 = 3584 (3.50 Kb).
+local function window()
+  local function op(name, t0, t1, corr)
+    return { kind = "op", name = name, t_begin_ns = t0, t_end_ns = t1, correlation = corr,
+             thread = 0, flops = 0 }
+  end
+  local function dev(kind, name, t0, t1, corr)
+    return { kind = kind, name = name, t_begin_ns = t0, t_end_ns = t1, correlation = corr,
+             thread = 0 }
+  end
+  local function mem(t, v, corr)
+    return { kind = "memory", name = "[memory]", t_begin_ns = t, t_end_ns = t, value = v,
+             correlation = corr, thread = 0, device = "cuda" }
+  end
+  return {
+    op("aten::addmm", 2000, 8000, 2), op("aten::linear", 1000, 9000, 1),
+    op("aten::relu", 10000, 12000, 3),
+    op("aten::addmm", 14000, 18000, 5), op("aten::linear", 13000, 19000, 4),
+    op("aten::copy_", 19000, 19800, 6),
+    { kind = "range", name = "model_forward", t_begin_ns = 0, t_end_ns = 20000, correlation = 0,
+      thread = 0 },
+    dev("kernel", "sgemm_128x64", 3000, 7000, 2), dev("kernel", "bias_add", 7000, 7500, 2),
+    dev("kernel", "relu_kernel", 12500, 13500, 3), dev("kernel", "sgemm_128x64", 15000, 17000, 5),
+    dev("memcpy", "Memcpy HtoD (Pageable -> Device)", 19200, 20200, 6),
+    dev("kernel", "orphan", 21000, 21500, 0),
+    mem(2500, 4096, 2), mem(11000, -1024, 3), mem(19100, 512, 0),
+  }
+end
+
+-- torch's row: the name right-aligned in the name column (the longest key, 32, + 4), every other
+-- value right-aligned in 12, two spaces after each
+local W = 36
+local function row(values)
+  local parts = { string.rep(" ", W - #values[1]) .. values[1] .. "  " }
+  for i = 2, #values do parts[i] = string.rep(" ", 12 - #values[i]) .. values[i] .. "  " end
+  return table.concat(parts)
+end
+local function sep(n) return string.rep("-", W) .. "  " .. string.rep(string.rep("-", 12) .. "  ", n - 1) end
+
+local function by_key(rows)
+  local out = {}
+  for _, r in ipairs(rows) do out[r.key] = out[r.key] or r end
+  return out
+end
+
+describe("key_averages with device activity", function()
+  it("gives each op its own kernels as self CUDA time and its children's in the total", function()
+    local by = by_key(ka.build(window(), { profile_memory = true }))
+    local function cuda(k) return { by[k].self_cuda_time_total, by[k].cuda_time_total, by[k].cuda_time, by[k].count } end
+    assert.same({ 6.5, 6.5, 3.25, 2 }, cuda("aten::addmm"))
+    assert.same({ 0.0, 6.5, 3.25, 2 }, cuda("aten::linear"))
+    assert.same({ 1.0, 1.0, 1.0, 1 }, cuda("aten::relu"))
+    assert.same({ 1.0, 1.0, 1.0, 1 }, cuda("aten::copy_"))
+    assert.same({ 0.0, 8.5, 8.5, 1 }, cuda("model_forward"))
+    assert.same({ 6.0, 6.0, 3.0, 2 }, cuda("sgemm_128x64"))
+    assert.same({ 0.5, 0.5, 0.5, 1 }, cuda("orphan"))
+    -- device rows have no CPU time; ops keep theirs (kernels are no CPU children)
+    assert.same({ 0.0, 0.0 }, { by.sgemm_128x64.self_cpu_time_total, by.sgemm_128x64.cpu_time_total })
+    assert.same({ 3.2, 20.0 }, { by.model_forward.self_cpu_time_total, by.model_forward.cpu_time_total })
+    assert.same({ 4096, 4096 }, { by["aten::addmm"].self_cuda_memory_usage, by["aten::addmm"].cuda_memory_usage })
+    assert.same({ 0, 4096 }, { by["aten::linear"].self_cuda_memory_usage, by["aten::linear"].cuda_memory_usage })
+    assert.same({ 512, 3584 }, { by.model_forward.self_cuda_memory_usage, by.model_forward.cuda_memory_usage })
+    -- CUDA bytes are not CPU bytes
+    assert.same({ 0, 0 }, { by.model_forward.self_cpu_memory_usage, by.model_forward.cpu_memory_usage })
+  end)
+
+  it("an op and a kernel of the same name stay two rows (torch keys on the device type)", function()
+    local evs = {
+      { kind = "op", name = "relu", t_begin_ns = 0, t_end_ns = 1000, correlation = 7, thread = 0 },
+      { kind = "kernel", name = "relu", t_begin_ns = 1500, t_end_ns = 2500, correlation = 7, thread = 0 },
+    }
+    local rows = ka.build(evs, {})
+    assert.equal(2, #rows)
+    assert.same({ "cpu", "cuda" }, { rows[1].device_type, rows[2].device_type })
+    assert.same({ 1.0, 1.0 }, { rows[1].self_cuda_time_total, rows[2].self_cuda_time_total })
+  end)
+
+  it("prints torch 1.13's CUDA columns sorted by cuda_time_total, with both footers", function()
+    local text = ka.build(window(), {}):table{ sort_by = "cuda_time_total" }
+    local head = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
+      "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg", "# of Calls" }
+    local Z = "0.000us"
+    assert.equal(table.concat({ sep(11), row(head), sep(11),
+      -- sorted by CUDA total, descending; ties keep the order of first appearance (stable)
+      row({ "model_forward", "16.00%", "3.200us", "100.00%", "20.000us", "20.000us", Z, "0.00%", "8.500us", "8.500us", "1" }),
+      row({ "aten::linear", "20.00%", "4.000us", "70.00%", "14.000us", "7.000us", Z, "0.00%", "6.500us", "3.250us", "2" }),
+      row({ "aten::addmm", "50.00%", "10.000us", "50.00%", "10.000us", "5.000us", "6.500us", "72.22%", "6.500us", "3.250us", "2" }),
+      row({ "sgemm_128x64", "0.00%", Z, "0.00%", Z, Z, "6.000us", "66.67%", "6.000us", "3.000us", "2" }),
+      row({ "aten::relu", "10.00%", "2.000us", "10.00%", "2.000us", "2.000us", "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "relu_kernel", "0.00%", Z, "0.00%", Z, Z, "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "aten::copy_", "4.00%", "0.800us", "4.00%", "0.800us", "0.800us", "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "Memcpy HtoD (Pageable -> Device)", "0.00%", Z, "0.00%", Z, Z, "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "bias_add", "0.00%", Z, "0.00%", Z, Z, "0.500us", "5.56%", "0.500us", "0.500us", "1" }),
+      row({ "orphan", "0.00%", Z, "0.00%", Z, Z, "0.500us", "5.56%", "0.500us", "0.500us", "1" }),
+      sep(11), "Self CPU time total: 20.000us", "Self CUDA time total: 9.000us", "" }, "\n"), text)
+  end)
+
+  it("adds CUDA Mem and Self CUDA Mem after the CPU memory columns, sorted by self_cuda_memory_usage", function()
+    local text = ka.build(window(), { profile_memory = true }):table{
+      sort_by = "self_cuda_memory_usage", row_limit = 3 }
+    local lines = {}
+    for l in text:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal(row({ "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
+      "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg", "CPU Mem", "Self CPU Mem",
+      "CUDA Mem", "Self CUDA Mem", "# of Calls" }), lines[2])
+    assert.equal(row({ "aten::addmm", "50.00%", "10.000us", "50.00%", "10.000us", "5.000us",
+      "6.500us", "72.22%", "6.500us", "3.250us", "0 b", "0 b", "4.00 Kb", "4.00 Kb", "2" }), lines[4])
+    assert.equal(row({ "model_forward", "16.00%", "3.200us", "100.00%", "20.000us", "20.000us",
+      "0.000us", "0.00%", "8.500us", "8.500us", "0 b", "0 b", "3.50 Kb", "512 b", "1" }), lines[5])
+    -- third: the first of the rows with 0 self CUDA bytes, in order of appearance
+    assert.matches("^%s+aten::linear  ", lines[6])
+    assert.equal(sep(15), lines[7])
+    assert.equal("Self CUDA time total: 9.000us", lines[9])
+  end)
+
+  it("sorts by self_cuda_time_total and accepts torch 2's device_ names", function()
+    local rows = ka.build(window(), {})
+    local a = rows:table{ sort_by = "self_cuda_time_total", row_limit = 2 }
+    assert.equal(a, rows:table{ sort_by = "self_device_time_total", row_limit = 2 })
+    local names = {}
+    for n in a:gmatch("\n%s+([%w_:]+)%s+%d") do names[#names + 1] = n end
+    assert.same({ "aten::addmm", "sgemm_128x64" }, names)
+  end)
+
+  it("prints no CUDA column and no CUDA footer when no row has device time", function()
+    local evs = window()
+    for _, e in ipairs(evs) do if e.kind == "kernel" or e.kind == "memcpy" then e.t_end_ns = e.t_begin_ns end end
+    local text = ka.build(evs, {}):table()
+    assert.is_nil(text:find("CUDA", 1, true))
+    -- without profile_memory, CUDA bytes make no column either
+    assert.is_nil(ka.build(window(), {}):table():find("CUDA Mem", 1, true))
+  end)
+
+  it("exports collapsed stacks of CUDA time", function()
+    local evs = {
+      { kind = "op", name = "aten::mm", t_begin_ns = 0, t_end_ns = 1000, correlation = 1, thread = 0,
+        stack = { "net.lua(3)", "main.lua(9)" } },
+      { kind = "kernel", name = "gemm", t_begin_ns = 500, t_end_ns = 3500, correlation = 1, thread = 0 },
+    }
+    assert.equal("main.lua(9);net.lua(3) 3\n", ka.collapsed_stacks(evs, "self_cuda_time_total"))
+    assert.equal("main.lua(9);net.lua(3) 3\n", ka.collapsed_stacks(evs, "cuda_time_total"))
+    assert.equal("main.lua(9);net.lua(3) 1\n", ka.collapsed_stacks(evs, "self_cpu_time_total"))
+  end)
+end)
