@@ -42,6 +42,11 @@ local function rows_of(S)
   end
 end
 
+local function model_dtype(model)
+  local p = model:parameters()[1]
+  return p and p.dtype or "float32"
+end
+
 local function model_device(model)
   local p = model:parameters()[1]
   return p and p.device or core.default_device()
@@ -144,6 +149,7 @@ function FlopsProfiler:start_profile(ignore_list)
   self.rule_types = {}
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
+  self.dtype = model_dtype(self.model)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
   S:start()
@@ -295,8 +301,10 @@ function FlopsProfiler:profile(extra)
   return p
 end
 
--- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=}
--- (DeepSpeed's positional order is accepted too). The config supplies what the call leaves out.
+-- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=} and
+-- profrun's mfu = true (the deepspeed text gets MFU on cpu too) and peaks = {flops =,
+-- bytes_per_s =, machine =} (judge against these instead of the measured ones). DeepSpeed's
+-- positional order is accepted too. The config supplies what the call leaves out.
 function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
   -- after end_profile nothing is left to print: raise as get_total_flops does, not print nothing
   if self.S == nil then error("FlopsProfiler: call start_profile first", 2) end
@@ -310,14 +318,20 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   local format = report.format_for(config.pick("flops_profiler.format", opts.format, nil), out)
   extra.exact_flops = extra.exact_flops or opts.exact_flops
   local profile = self:profile(extra)
-  if format == "json" or format == "roofline" then
-    -- the roofline verdict needs this machine's peaks (measured once, then cached; never on
-    -- meta, where the JSON goes without them)
-    local peaks, err = require("prof.peaks").for_device(self.device)
+  -- the roofline verdict and MFU need the device's peaks: opts.peaks when given (a spec, a host
+  -- that knows its machine), else measured once and cached (never on meta, where the JSON goes
+  -- without them); the json and roofline reports always carry them, the deepspeed text on cuda
+  -- or with opts.mfu (on cpu it stays DeepSpeed's, character for character)
+  local want = opts.peaks ~= nil or opts.mfu == true
+  if format == "json" or format == "roofline" or want or (self.device == "cuda" and format == "deepspeed") then
+    local peaks, err = opts.peaks, nil
+    if peaks == nil then peaks, err = require("prof.peaks").for_device(self.device, self.dtype) end
     if peaks ~= nil then
       require("prof.roofline").annotate(profile, peaks)
-    elseif format == "roofline" or self.device ~= "meta" then
+    elseif format == "roofline" or (self.device ~= "meta" and format == "json") or want then
       error("roofline: " .. tostring(err), 0)
+    elseif self.device ~= "meta" then
+      io.stderr:write("profrun: no MFU in the report: ", tostring(err), "\n")
     end
   end
   local ropts = {
@@ -404,7 +418,7 @@ end
 
 -- prof.get_model_profile{model=, input_shape= | args= | kwargs=, print_profile=, detailed=,
 -- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=} and profrun's
--- conventions=, rules=, format=
+-- conventions=, rules=, format=, mfu=, peaks= (print_model_profile's)
 -- returns flops, macs, params (strings unless as_string = false), as DeepSpeed does.
 function M.get_model_profile(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
@@ -448,6 +462,7 @@ function M.get_model_profile(o)
       exact_flops = exact,
       profile_step = warm_up, module_depth = o.module_depth, top_modules = o.top_modules,
       detailed = o.detailed, output_file = o.output_file, format = o.format,
+      mfu = o.mfu, peaks = o.peaks,
       extra = { profile_step = warm_up, tokens = count_tokens(args, o.kwargs) },
     })
     if not ok then

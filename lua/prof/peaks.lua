@@ -263,9 +263,21 @@ function M.get(opts)
   return p
 end
 
--- The peaks a profile on device is judged against: measured (once) where things run; on meta,
--- where nothing runs, only what the cache holds (nil, message when it holds nothing).
-function M.for_device(device)
+-- The GPU's peaks: M.gpu(dtype) -> {flops =, bytes_per_s =, machine =, ...} | nil, message,
+-- set by the cuda backend's peaks (cuBLAS GEMM per dtype, device-to-device copies); nil in a
+-- build or on a machine without one. Specs replace it.
+M.gpu = nil
+
+-- The peaks a profile on device is judged against: on cuda the GPU's for the dtype the model
+-- ran in (float32 when not said); on cpu measured (once) where things run; on meta, where
+-- nothing runs, only what the cache holds (nil, message when it holds nothing).
+function M.for_device(device, dtype)
+  if device == "cuda" then
+    if M.gpu == nil then
+      return nil, "the GPU's peaks are not measured in this build (no cuda backend peaks)"
+    end
+    return M.gpu(dtype or "float32")
+  end
   return M.get({ measure = device ~= "meta" })
 end
 
