@@ -33,7 +33,9 @@ enum {
   PROF_ERRARG,      /* a bad argument: unknown id, inconsistent shapes, ... */
   PROF_ERRCONFIG,   /* a config file or key is wrong (the message names the key path) */
   PROF_ERRIO,       /* a file could not be read or written */
-  PROF_ERRSTATE     /* the call does not fit the session's state (e.g. stop before start) */
+  PROF_ERRSTATE,    /* the call does not fit the session's state (e.g. stop before start) */
+  PROF_ERRDEVICE    /* no GPU capture here: no CUPTI library, driver or device (the message says
+                       which), or a core built without the CUPTI headers */
 };
 
 /* {====================== state ======================} */
@@ -487,6 +489,13 @@ typedef struct prof_ModuleInfo {
   prof_Counts phase[PROF_PHASE_COUNT];
   int32_t hidden;              /* left out of reports: ignored, or (exact) inside an ignored module */
   int64_t params_counted;      /* params less those of hidden subtrees under exact conventions */
+  /* GPU time (device capture, prof_capture_open): the summed durations of the kernels, copies
+     and memsets launched while the module was the innermost one (self_) or it or a descendant
+     (inclusive), per phase, in ns of the device. Sums, not a wall interval: work on concurrent
+     streams adds up (torch's device_time_total). 0 without capture. */
+  int64_t device_time_ns[PROF_PHASE_COUNT];
+  int64_t self_device_time_ns[PROF_PHASE_COUNT];
+  int64_t device_ops[PROF_PHASE_COUNT];      /* how many kernels, copies and memsets, inclusive */
 } prof_ModuleInfo;
 
 /* Number of registered modules; ids are 0 .. count-1 in registration order. */
@@ -532,8 +541,40 @@ typedef enum prof_EventKind {
   PROF_EVENT_COUNTER = 4,      /* prof_counter: value is the counter's value at t_begin_ns */
   PROF_EVENT_MEMORY = 5,       /* an allocation (value > 0) or free (value < 0) of device memory;
                                   total: the session's live bytes on that device after it */
-  PROF_EVENT_MEMORY_TAG = 6    /* prof_mem_tag: value is the prof_MemCategory of the block at address */
+  PROF_EVENT_MEMORY_TAG = 6,   /* prof_mem_tag: value is the prof_MemCategory of the block at address */
+  /* device events (prof_capture_open): they follow every host event in prof_event_at's order,
+     device is PROF_DEVICE_CUDA, times are mapped onto prof_now_ns's clock, and the fields after
+     address say where they ran and what launched them */
+  PROF_EVENT_KERNEL = 7,       /* a kernel (CUPTI CONCURRENT_KERNEL); name: as CUPTI gives it */
+  PROF_EVENT_MEMCPY = 8,       /* a copy; bytes, copy_kind, src_kind, dst_kind */
+  PROF_EVENT_MEMSET = 9,       /* a memset; bytes, value: the byte value set, dst_kind */
+  PROF_EVENT_RUNTIME = 10,     /* a CUDA runtime (api 0) or driver (api 1) call on a host thread
+                                  (cudaLaunchKernel, cudaMemcpyAsync, ...): thread is the
+                                  recorder of the op that made it, cbid CUPTI's callback id */
+  PROF_EVENT_GPU_MEMORY = 11,  /* a device allocation (value > 0) or release (value < 0) seen by
+                                  CUPTI (MEMORY2); total: live bytes on device_index after it;
+                                  address: the block; t_end_ns == t_begin_ns */
+  PROF_EVENT_OVERHEAD = 12     /* CUPTI's own overhead (OVERHEAD records); name: its kind */
 } prof_EventKind;
+
+/* What a copy copies (CUPTI's CUpti_ActivityMemcpyKind values). */
+typedef enum prof_CopyKind {
+  PROF_COPY_UNKNOWN = 0, PROF_COPY_HTOD = 1, PROF_COPY_DTOH = 2, PROF_COPY_HTOA = 3,
+  PROF_COPY_ATOH = 4, PROF_COPY_ATOA = 5, PROF_COPY_ATOD = 6, PROF_COPY_DTOA = 7,
+  PROF_COPY_DTOD = 8, PROF_COPY_HTOH = 9, PROF_COPY_PTOP = 10
+} prof_CopyKind;
+
+/* Where memory lives (CUPTI's CUpti_ActivityMemoryKind values). */
+typedef enum prof_MemKind {
+  PROF_MEMKIND_UNKNOWN = 0, PROF_MEMKIND_PAGEABLE = 1, PROF_MEMKIND_PINNED = 2,
+  PROF_MEMKIND_DEVICE = 3, PROF_MEMKIND_ARRAY = 4, PROF_MEMKIND_MANAGED = 5,
+  PROF_MEMKIND_DEVICE_STATIC = 6, PROF_MEMKIND_MANAGED_STATIC = 7
+} prof_MemKind;
+
+/* "HtoD", "DtoH", ... as Kineto names copies ("Memcpy HtoD"); "Unknown" out of range. */
+PROF_API const char *prof_copy_kind_name(int32_t kind);
+/* "Pageable", "Pinned", "Device", ... as Kineto writes them ("Pageable -> Device"). */
+PROF_API const char *prof_mem_kind_name(int32_t kind);
 
 /* One buffered event; size as in prof_ModuleInfo. Times are on prof_now_ns's clock. */
 typedef struct prof_Event {
@@ -555,6 +596,22 @@ typedef struct prof_Event {
   prof_Operand input[PROF_MAX_OPERANDS];
   uint64_t address;            /* memory events and tags: the block's address (pairs a free with its
                                   allocation); 0 for every other kind */
+  /* device events only (0 for host events); for them correlation is the op's correlation that
+     launched them (its "External id"), module and phase those of the innermost module then */
+  int32_t device_index;        /* the CUDA device ordinal (Kineto's GPU pid) */
+  int32_t context;             /* CUPTI context id */
+  int32_t stream;              /* CUPTI stream id (Kineto's GPU tid) */
+  int32_t api;                 /* PROF_EVENT_RUNTIME: 0 runtime, 1 driver */
+  uint64_t flow;               /* CUPTI correlation id: joins a launch to its kernel (ac2g) */
+  uint64_t range;              /* the innermost user range's correlation at the launch (the
+                                  PROF_EVENT_RANGE event whose correlation equals it), or 0 */
+  int64_t bytes;               /* copies and memsets */
+  int32_t copy_kind;           /* prof_CopyKind (copies) */
+  int32_t src_kind, dst_kind;  /* prof_MemKind (copies; memsets: dst_kind; GPU memory: dst_kind) */
+  int32_t grid[3], block[3];   /* kernels */
+  int32_t registers;           /* kernels: registers per thread */
+  int32_t shared_memory;       /* kernels: static + dynamic shared memory per block, bytes */
+  int32_t cbid;                /* PROF_EVENT_RUNTIME: CUPTI callback id; OVERHEAD: its kind */
 } prof_Event;
 
 /* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */
@@ -623,6 +680,188 @@ PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 #define PROF_INSTANT(S, name) prof_instant((S), (name))
 #define PROF_COUNTER(S, name, value) prof_counter((S), (name), (value))
 #endif
+
+/* {====================== device capture (CUPTI) ======================} */
+
+/*
+** GPU activity (kernels, copies, memsets, runtime/driver launch calls, device memory, CUPTI
+** overhead) captured into the session as device events (PROF_EVENT_KERNEL ..). One capture per
+** state, from one source:
+**   PROF_CAPTURE_CUPTI   CUPTI's activity API, libcupti.so.13 loaded at run time (the library
+**                        and profrun load on machines without CUDA);
+**   PROF_CAPTURE_REPLAY  recorded activity records fed by prof_capture_replay_* (tests, saved
+**                        captures): the same decoding, correlation and time mapping as CUPTI's;
+**   PROF_CAPTURE_NULL    nothing is captured (the capture API works, no device event comes).
+**
+** Lifecycle (Kineto's): prof_capture_open enables the source at once, typically during a
+** schedule's warmup, so that CUPTI's start-up costs land before the window. The window is
+** prof_start .. prof_stop: device records outside it are dropped and counted (out_of_window).
+** Completed buffers are decoded off the hot path by prof_capture_drain (call it at step
+** boundaries), by prof_snapshot and prof_stop; prof_stop flushes CUPTI first (synchronize the
+** device before it, as torch does, so that work in flight lands in the window).
+** prof_capture_close disables the source and tears CUPTI down (no lingering slowdown).
+**
+** Correlation: while a capture is open, every op (prof_op_begin .. prof_op_end) pushes its
+** correlation, every range (prof_range_push .. pop) a range correlation, and every module call
+** its module and phase as CUPTI external correlation ids (kinds CUSTOM0, CUSTOM1, CUSTOM2), so
+** each device event is attributed to its op (prof_Event.correlation), innermost range
+** (prof_Event.range, and the range event's correlation), module and phase. With no capture open
+** these hooks cost one predictable branch. Open a capture outside every module call and range.
+**
+** Time: CUPTI's default clock is kept (no timestamp callback: on CUDA 13.0 that path zeroes
+** kernel timestamps) and mapped onto prof_now_ns's clock by (cuptiGetTimestamp, prof_now_ns)
+** pairs read at open, prof_start, every drain and prof_stop: piecewise linear between adjacent
+** pairs, the nearest segment's line outside them, an offset alone with one pair. A record with a
+** zero or inverted time is counted (bad_timestamps) and not emitted.
+*/
+typedef enum prof_CaptureKind {
+  PROF_CAPTURE_NONE = -1,      /* prof_capture_kind: no capture open */
+  PROF_CAPTURE_NULL = 0,
+  PROF_CAPTURE_REPLAY = 1,
+  PROF_CAPTURE_CUPTI = 2
+} prof_CaptureKind;
+
+/* Activity kinds a capture enables (prof_CaptureOptions.activities). */
+#define PROF_CAPTURE_KERNEL 0x01u
+#define PROF_CAPTURE_MEMCPY 0x02u
+#define PROF_CAPTURE_MEMSET 0x04u
+#define PROF_CAPTURE_RUNTIME 0x08u   /* runtime and driver API calls (launches) */
+#define PROF_CAPTURE_MEMORY 0x10u    /* MEMORY2: device allocations and releases */
+#define PROF_CAPTURE_OVERHEAD 0x20u
+#define PROF_CAPTURE_ALL 0x3fu
+
+typedef struct prof_CaptureOptions {
+  size_t size;                 /* set by prof_capture_options_init */
+  unsigned activities;         /* PROF_CAPTURE_*; PROF_CAPTURE_ALL */
+  int64_t buffer_bytes;        /* one activity buffer: 4 MiB (CUPTI advises 1-10 MB) */
+  int32_t buffers;             /* the preallocated pool: 8 buffers; CUPTI asking for one more
+                                  while all are in use is refused and counted (dropped_pool) */
+  int64_t device_events;       /* decoded device events kept: 1 << 18; more are counted
+                                  (dropped_events) */
+  int64_t correlations;        /* CUPTI correlation ids remembered for attribution: 1 << 18 */
+} prof_CaptureOptions;
+
+/* Fills *opt with the defaults above. */
+PROF_API void prof_capture_options_init(prof_CaptureOptions *opt);
+
+/*
+** Whether CUPTI capture can run here: 1, or 0 with the reason written into why (truncated to
+** size; NULL or 0 to skip): "built without the CUPTI headers", "libcupti.so.13 not found
+** (dlopen: ...)", "no CUDA driver (libcuda.so.1: ...)", "no CUDA device (cuDeviceGetCount: 0)".
+** Loads the libraries the first time (cold). Never fails otherwise.
+*/
+PROF_API int prof_capture_available(char *why, size_t size);
+
+/*
+** Opens a capture of kind on S (opt NULL: defaults) and enables it now; device events then
+** reach the session from the next prof_start on. [may fail: PROF_ERRSTATE when one is open,
+** PROF_ERRARG for bad options, PROF_ERRMEM, PROF_ERRDEVICE when CUPTI cannot run (the message
+** is prof_capture_available's reason, or CUPTI's own error naming the call)]
+*/
+PROF_API int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOptions *opt);
+
+/* The open capture's kind, or PROF_CAPTURE_NONE. */
+PROF_API prof_CaptureKind prof_capture_kind(const prof_State *S);
+
+/*
+** Decodes every buffer completed so far into device events and samples a clock pair; with
+** CUPTI also hands over the buffers CUPTI has completed (not the ones being filled). Cold: call
+** it between steps, never inside an op. Nothing to do without a capture.
+** [may fail: PROF_ERRDEVICE when CUPTI fails]
+*/
+PROF_API int prof_capture_drain(prof_State *S);
+
+/*
+** Disables the source, flushes and decodes what is left, releases CUPTI (cuptiFinalize) and the
+** buffers. Device events already decoded stay readable until the next prof_start or
+** prof_reset. NULL-safe; nothing to do without a capture. Never fails.
+*/
+PROF_API void prof_capture_close(prof_State *S);
+
+/*
+** Feeds one recorded activity buffer to a PROF_CAPTURE_REPLAY capture, as CUPTI's completion
+** callback would: a record stream, each record a uint32 CUpti_ActivityKind, a uint32 size and
+** size bytes of the CUDA 13 record struct (CUpti_ActivityKernel10, Memcpy6, Memset4, API,
+** Memory4, ExternalCorrelation, Overhead3; the kind field included), padded to 8 bytes. The
+** buffer is decoded at the next drain. dropped: what cuptiActivityGetNumDroppedRecords reported
+** with it. [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG for a malformed stream
+** (the message gives the byte offset), PROF_ERRMEM when the pool is exhausted (counted too)]
+*/
+PROF_API int prof_capture_replay_buffer(prof_State *S, const void *records, size_t len,
+                                        int64_t dropped);
+
+/*
+** A (device clock, host clock) pair for a replay capture's time map, as the CUPTI source samples
+** (cuptiGetTimestamp, prof_now_ns). Pairs must come in increasing device time.
+** [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG out of order]
+*/
+PROF_API int prof_capture_replay_clock(prof_State *S, int64_t device_ns, int64_t host_ns);
+
+/*
+** A replay capture's window, overriding prof_start/prof_stop's (a saved capture keeps its own).
+** [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG when end < begin]
+*/
+PROF_API int prof_capture_replay_window(prof_State *S, int64_t begin_ns, int64_t end_ns);
+
+/*
+** Replays a fixture (spec/fixtures/cupti/README.md gives the format) into a replay capture:
+** JSON text ("schema": "profrun.cupti/1": clock pairs, an optional window, buffers of records
+** by field name) converted to the CUDA 13 record structs and fed as prof_capture_replay_buffer;
+** origin names it in messages. The _file form reads path (.json, or .bin: the saved record
+** stream). [may fail: PROF_ERRSTATE, PROF_ERRARG naming origin, the record and the key,
+** PROF_ERRIO, PROF_ERRMEM]
+*/
+PROF_API int prof_capture_replay_json(prof_State *S, const char *text, size_t len,
+                                      const char *origin);
+PROF_API int prof_capture_replay_file(prof_State *S, const char *path);
+
+/*
+** A launch synthesised at the calling thread's current context, for tests and specs without a
+** GPU: a replay capture builds the records CUPTI would write for it (a cudaLaunchKernel,
+** cudaMemcpyAsync or cudaMemsetAsync runtime record from now to now + launch_ns, one
+** EXTERNAL_CORRELATION record per op, range and module correlation its hooks hold now, and the
+** kernel, copy or memset record from the call's end + delay_ns, lasting duration_ns), in device
+** time equal to host time, and queues them as one buffer. Use it without replay clock pairs.
+*/
+typedef struct prof_ReplayLaunch {
+  size_t size;                 /* sizeof(prof_ReplayLaunch); 0 means that too */
+  prof_EventKind kind;         /* PROF_EVENT_KERNEL (0 means it too), MEMCPY or MEMSET */
+  const char *name;            /* kernel name (copied); NULL: "replay_kernel" */
+  int64_t launch_ns;           /* the runtime call's duration; 0: 1000 */
+  int64_t delay_ns;            /* from the call's end to the device's start; 0 */
+  int64_t duration_ns;         /* on the device; 0: 1000 */
+  int32_t device, stream;      /* 0 and 7 when both are 0 */
+  int64_t bytes;               /* copies and memsets */
+  int32_t copy_kind;           /* prof_CopyKind; 0: HtoD */
+  int32_t grid[3], block[3];   /* kernels; zeros: 1 */
+} prof_ReplayLaunch;
+
+/* [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRMEM when the pool is exhausted]
+   *flow (may be NULL) receives the CUPTI correlation id it used. */
+PROF_API int prof_capture_replay_launch(prof_State *S, const prof_ReplayLaunch *l, uint64_t *flow);
+
+/* What a capture saw since the last prof_start (or since open, before any); dropped_cupti and
+   dropped_pool count since open (CUPTI drops most during warmup). */
+typedef struct prof_CaptureStats {
+  size_t size;                 /* set by the caller to sizeof(prof_CaptureStats); 0 means that too */
+  int64_t buffers;             /* buffers decoded */
+  int64_t records;             /* activity records read */
+  int64_t kernels, memcpys, memsets, runtime_calls, memory_records, overheads; /* emitted */
+  int64_t external_correlations;
+  int64_t dropped_cupti;       /* records CUPTI dropped (cuptiActivityGetNumDroppedRecords) */
+  int64_t dropped_pool;        /* buffer requests refused: every pool buffer was in use */
+  int64_t dropped_events;      /* decoded records with no room left among the device events */
+  int64_t out_of_window;       /* records outside prof_start .. prof_stop */
+  int64_t bad_timestamps;      /* records with a zero or inverted time */
+  int64_t unknown_records;     /* kinds the decoder does not read */
+  int64_t device_ops;          /* kernels + memcpys + memsets emitted */
+  int64_t attributed_op, attributed_range, attributed_module; /* of device_ops */
+  int64_t device_time_ns;      /* summed duration of device_ops */
+  int64_t clock_pairs;         /* time-map samples */
+} prof_CaptureStats;
+
+/* Fills *st (zeros without a capture ever opened). Never fails. */
+PROF_API void prof_capture_stats(const prof_State *S, prof_CaptureStats *st);
 
 /* {====================== JSON profile ======================} */
 
