@@ -1,4 +1,4 @@
--- key_averages_cuda_spec.lua — the CUDA columns of key_averages' table: torch 1.13's names, order, widths, shares and footer.
+-- key_averages_cuda_spec.lua — key_averages' CUDA columns: torch 1.13's names, order, widths, shares, footer.
 local ka = require "prof.report.key_averages"
 
 -- A crafted window (ns), derived by hand; thread 0, ops by correlation id:
@@ -69,7 +69,9 @@ end
 describe("key_averages with device activity", function()
   it("gives each op its own kernels as self CUDA time and its children's in the total", function()
     local by = by_key(ka.build(window(), { profile_memory = true }))
-    local function cuda(k) return { by[k].self_cuda_time_total, by[k].cuda_time_total, by[k].cuda_time, by[k].count } end
+    local function cuda(k)
+      return { by[k].self_cuda_time_total, by[k].cuda_time_total, by[k].cuda_time, by[k].count }
+    end
     assert.same({ 6.5, 6.5, 3.25, 2 }, cuda("aten::addmm"))
     assert.same({ 0.0, 6.5, 3.25, 2 }, cuda("aten::linear"))
     assert.same({ 1.0, 1.0, 1.0, 1 }, cuda("aten::relu"))
@@ -105,14 +107,20 @@ describe("key_averages with device activity", function()
     local Z = "0.000us"
     assert.equal(table.concat({ sep(11), row(head), sep(11),
       -- sorted by CUDA total, descending; ties keep the order of first appearance (stable)
-      row({ "model_forward", "16.00%", "3.200us", "100.00%", "20.000us", "20.000us", Z, "0.00%", "8.500us", "8.500us", "1" }),
-      row({ "aten::linear", "20.00%", "4.000us", "70.00%", "14.000us", "7.000us", Z, "0.00%", "6.500us", "3.250us", "2" }),
-      row({ "aten::addmm", "50.00%", "10.000us", "50.00%", "10.000us", "5.000us", "6.500us", "72.22%", "6.500us", "3.250us", "2" }),
+      row({ "model_forward", "16.00%", "3.200us", "100.00%", "20.000us", "20.000us", Z, "0.00%",
+        "8.500us", "8.500us", "1" }),
+      row({ "aten::linear", "20.00%", "4.000us", "70.00%", "14.000us", "7.000us", Z, "0.00%",
+        "6.500us", "3.250us", "2" }),
+      row({ "aten::addmm", "50.00%", "10.000us", "50.00%", "10.000us", "5.000us",
+        "6.500us", "72.22%", "6.500us", "3.250us", "2" }),
       row({ "sgemm_128x64", "0.00%", Z, "0.00%", Z, Z, "6.000us", "66.67%", "6.000us", "3.000us", "2" }),
-      row({ "aten::relu", "10.00%", "2.000us", "10.00%", "2.000us", "2.000us", "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "aten::relu", "10.00%", "2.000us", "10.00%", "2.000us", "2.000us",
+        "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
       row({ "relu_kernel", "0.00%", Z, "0.00%", Z, Z, "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
-      row({ "aten::copy_", "4.00%", "0.800us", "4.00%", "0.800us", "0.800us", "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
-      row({ "Memcpy HtoD (Pageable -> Device)", "0.00%", Z, "0.00%", Z, Z, "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "aten::copy_", "4.00%", "0.800us", "4.00%", "0.800us", "0.800us",
+        "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
+      row({ "Memcpy HtoD (Pageable -> Device)", "0.00%", Z, "0.00%", Z, Z,
+        "1.000us", "11.11%", "1.000us", "1.000us", "1" }),
       row({ "bias_add", "0.00%", Z, "0.00%", Z, Z, "0.500us", "5.56%", "0.500us", "0.500us", "1" }),
       row({ "orphan", "0.00%", Z, "0.00%", Z, Z, "0.500us", "5.56%", "0.500us", "0.500us", "1" }),
       sep(11), "Self CPU time total: 20.000us", "Self CUDA time total: 9.000us", "" }, "\n"), text)

@@ -1,4 +1,4 @@
--- mfu_spec.lua — MFU (achieved FLOP/s / the device's peak) per module and for the step, in the JSON profile and the DeepSpeed text.
+-- mfu_spec.lua — MFU (achieved FLOP/s / the device's peak) per module and per step, in the JSON and DeepSpeed reports.
 local json = require "dkjson"
 local prof = require "prof"
 local nn = require "prof.nn"
@@ -27,7 +27,8 @@ end
 describe("prof.roofline's MFU", function()
   it("is a module's achieved FLOP/s over the peak", function()
     -- 3e9 FLOPs in 10 ms = 3e11 FLOP/s; over 1.2e12: 0.25
-    local r = roofline.classify({ flops = 3e9, bytes = 1e6, fwd_latency_s = 0.01 }, { flops = 1.2e12, bytes_per_s = 1e11 })
+    local r = roofline.classify({ flops = 3e9, bytes = 1e6, fwd_latency_s = 0.01 },
+      { flops = 1.2e12, bytes_per_s = 1e11 })
     assert.near(0.25, r.mfu, 1e-15)
     assert.equal(r.flops_share, r.mfu)
     -- not timed (meta): no MFU

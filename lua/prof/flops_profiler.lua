@@ -7,6 +7,7 @@ local ignore = require "prof.ignore"
 local report = require "prof.report"
 local rules = require "prof.rules"
 local units = require "prof.report.units"
+local capture = require "prof.capture"
 
 local M = {}
 
@@ -130,6 +131,35 @@ local function apply_rule(_, m, id, inputs, output)
   hooks.S:apply_rule(id, m, inputs, output)
 end
 
+-- On cuda a module's latency is its GPU time: the kernels, copies and memsets the capture
+-- attributes to it (the snapshot's device_time_ns), never host time around a synchronisation
+-- per module (that would serialise the very launches being measured). self.capture = "replay"
+-- takes recorded activity instead of CUPTI (specs). Where CUPTI cannot run, a warning says why
+-- and the latencies are n/a: host time on cuda is launch time, not the work.
+local function open_capture(self, S)
+  self.device_timed = nil
+  if self.device ~= "cuda" and self.capture == nil then return end
+  local ok, why = capture.open(S, self.capture)
+  if ok then
+    self.device_timed = true
+  else
+    self.device_timed = false
+    require("prof.schedule").warn("flops profiler: no GPU time on cuda (" .. tostring(why)
+      .. "); module latencies are n/a")
+  end
+end
+
+-- A phase's latency in seconds from a module row: GPU time where the capture ran, host time
+-- elsewhere (nil on meta, where nothing runs, and for a phase that took no time).
+local function latency(self, ph)
+  if self.device_timed ~= nil then
+    local ns = self.device_timed and ph.device_time_ns or 0
+    return ns ~= nil and ns > 0 and ns / 1e9 or nil
+  end
+  if self.device == "meta" then return nil end
+  return ph.time_ns > 0 and ph.time_ns / 1e9 or nil
+end
+
 -- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
 function FlopsProfiler:start_profile(ignore_list)
   if type(ignore_list) == "table" and ignore_list.ignore_list ~= nil then
@@ -150,6 +180,7 @@ function FlopsProfiler:start_profile(ignore_list)
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
   self.dtype = model_dtype(self.model)
+  open_capture(self, S)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
   S:start()
@@ -160,7 +191,9 @@ end
 function FlopsProfiler:stop_profile()
   local S = self.S
   if S == nil or not S:active() then return end
+  if self.device_timed then capture.synchronize() end   -- one wait, at the end
   S:stop()
+  if self.device_timed ~= nil then capture.close(S) end
   if hooks.S == S then
     hooks.S, hooks.ids, hooks.rules = nil, nil, nil
     core.set_recorder(nil)
@@ -208,7 +241,11 @@ end
 -- Seconds of the model's forward calls; nil on meta, where nothing ran.
 function FlopsProfiler:get_total_duration(as_string)
   local r = root_counts(self)
-  local s = (self.device ~= "meta" and r.fwd.calls > 0) and r.fwd.time_ns / 1e9 or nil
+  local s
+  if r.fwd.calls > 0 then
+    if self.device_timed ~= nil then s = latency(self, r.fwd)
+    elseif self.device ~= "meta" then s = r.fwd.time_ns / 1e9 end
+  end
   if as_string then return s and units.duration_to_string(s) or "n/a" end
   return s
 end
@@ -230,7 +267,6 @@ function FlopsProfiler:profile(extra)
   extra = extra or {}
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
-  local timed = self.device ~= "meta"
   local index = {}
   local modules = {}
   local row = rows_of(S)
@@ -248,8 +284,8 @@ function FlopsProfiler:profile(extra)
         or modules[parent].path .. "." .. r.name),
       params = r.params_counted, macs = r.fwd.macs, flops = r.fwd.flops,
       bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
-      fwd_latency_s = timed and r.fwd.time_ns > 0 and r.fwd.time_ns / 1e9 or nil,
-      bwd_latency_s = timed and r.bwd.time_ns > 0 and r.bwd.time_ns / 1e9 or nil,
+      fwd_latency_s = latency(self, r.fwd),
+      bwd_latency_s = latency(self, r.bwd),
       bwd_flops = r.bwd.calls > 0 and r.bwd.flops or nil,
       extra_repr = m and m:extra_repr() or "",
       hidden = r.hidden,
@@ -270,6 +306,7 @@ function FlopsProfiler:profile(extra)
   local p = {
     schema = "profrun.profile/1",
     device = self.device,
+    dtype = self.dtype,   -- the parameters': which of the device's peaks is the roof
     conventions = S:conventions(),
     engine = extra.engine or false,
     profile_step = extra.profile_step or 1,

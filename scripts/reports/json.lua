@@ -7,11 +7,11 @@
 -- path, root ""), type, depth, params, macs, flops, bytes (only when known), fwd_latency_s,
 -- bwd_latency_s, calls, then when known bwd_flops (measured), exact_flops (the forward under exact
 -- conventions, which the roofline fields use, when the profile's are deepspeed), intensity (FLOP/B), achieved_flops,
--- achieved_bytes_per_s, bound ("compute" | "memory" | "overhead") and bound_expected (the verdict
--- from intensity alone: nothing ran, e.g. on meta) and mfu (achieved_flops / peak_flops); the
--- summary then also has peak_flops, peak_bytes_per_s, ridge_intensity, peaks_machine and, when
--- a latency is known, mfu (the step's), fwd_mfu and iter_mfu (prof.roofline.mfu). Hidden (ignored) modules are left out;
--- their children take the nearest shown ancestor as parent.
+-- achieved_bytes_per_s, mfu (achieved_flops / peak_flops), bound ("compute" | "memory" |
+-- "overhead") and bound_expected (the verdict from intensity alone: nothing ran, e.g. on meta);
+-- the summary then also has peak_flops, peak_bytes_per_s, ridge_intensity, peaks_machine and,
+-- when a latency is known, mfu (the step's), fwd_mfu and iter_mfu (prof.roofline.mfu). Hidden
+-- (ignored) modules are left out; their children take the nearest shown ancestor as parent.
 local enc = require "prof.report.json_encode"
 local tree = require "prof.report.tree"
 

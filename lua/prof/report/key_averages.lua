@@ -7,11 +7,14 @@
 -- correlation), else to the innermost range around it: that is the event's self memory, and its
 -- total is self plus its children's totals, so the columns add up down the tree.
 --
--- Device activity (kernels, copies, memsets from the capture) is torch 1.13's: each device event
--- is its own row (CPU columns 0, count = launches) and adds its duration to the op whose
--- correlation id launched it: that op's self CUDA time; its CUDA total adds its children's
--- totals (torch's cuda_time_total). CUDA memory (device "cuda") goes to ops and ranges as CPU
--- memory does.
+-- Device activity (kernels, copies, memsets from the capture, CONTRACT.md) is torch 1.13's: each
+-- device event is its own row (CPU columns 0, count = launches) and adds its duration to the op
+-- whose correlation id launched it (else to the range it was launched in, as torch's external
+-- correlation covers record_function too): that op's self CUDA time; its CUDA total adds its
+-- children's totals (torch's cuda_time_total). Runtime calls (cudaLaunchKernel) are CPU rows,
+-- children of the op that made them. CUDA memory is the allocator's (memory events of device
+-- "cuda", as torch's caching allocator reports them); CUPTI's gpu_memory records (the driver's
+-- allocations behind the caching allocator) and overhead records make no row.
 local M = {}
 
 -- the event kinds that ran on the device (rows of device type CUDA in torch's table)
@@ -89,11 +92,11 @@ end
 -- of kind "device" (never nested: they ran on the device), their time given to the op that
 -- launched them (self_cuda_ns) before the nesting sums the totals up the tree.
 local function items_of(events, o)
-  local threads, all, by_corr, device = {}, {}, {}, {}
+  local threads, all, by_corr, by_range, device = {}, {}, {}, {}, {}
   for i, e in ipairs(events) do
     local it
     local kind = e.kind
-    if kind == "op" or kind == "range" then
+    if kind == "op" or kind == "range" or kind == "runtime" then
       local name = e.name
       if kind == "range" and name:match("^ProfilerStep#%d+$") then name = "ProfilerStep*" end
       it = { idx = i, kind = kind, name = name, t0 = e.t_begin_ns, t1 = e.t_end_ns,
@@ -102,13 +105,14 @@ local function items_of(events, o)
              self_cuda_ns = 0, total_cuda_ns = 0 }
       all[#all + 1] = it
       if kind == "op" and e.correlation ~= 0 then by_corr[e.correlation] = it end
+      if kind == "range" and (e.correlation or 0) ~= 0 then by_range[e.correlation] = it end
     elseif kind == "memory" and o.profile_memory then
       it = { idx = i, t0 = e.t_begin_ns, t1 = e.t_begin_ns, thread = e.thread,
              mem = e.value, corr = e.correlation, cuda = e.device == "cuda" }
     elseif M.DEVICE_KINDS[kind] then
       local ns = math.max(0, e.t_end_ns - e.t_begin_ns)
       device[#device + 1] = { idx = i, kind = "device", name = e.name, t0 = e.t_begin_ns,
-        t1 = e.t_end_ns, corr = e.correlation, flops = 0, child_ns = 0, self_mem = 0,
+        t1 = e.t_end_ns, corr = e.correlation, range = e.range, flops = 0, child_ns = 0, self_mem = 0,
         total_mem = 0, self_cuda_mem = 0, total_cuda_mem = 0, self_cuda_ns = ns,
         total_cuda_ns = ns }
     end
@@ -120,6 +124,7 @@ local function items_of(events, o)
   end
   for _, d in ipairs(device) do
     local owner = d.corr ~= nil and d.corr ~= 0 and by_corr[d.corr] or nil
+    if owner == nil and d.range ~= nil and d.range ~= 0 then owner = by_range[d.range] end
     if owner ~= nil then owner.self_cuda_ns = owner.self_cuda_ns + d.self_cuda_ns end
     all[#all + 1] = d
   end
