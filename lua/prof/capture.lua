@@ -1,4 +1,4 @@
--- prof.capture: the Lua side's use of the GPU capture (prof.core's capture_*, CONTRACT.md): can it run, open it for a session, say why not.
+-- prof.capture: how the Lua side uses the GPU capture (CONTRACT.md): can it run, open it for a session, say why not.
 local core = require "prof.core"
 
 local M = {}
