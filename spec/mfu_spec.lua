@@ -144,3 +144,35 @@ describe("MFU from a real cpu run with an injected peak", function()
     p:end_profile()
   end)
 end)
+
+describe("the device's peaks", function()
+  local peaks = require "prof.peaks"
+  local real_gpu
+  before_each(function() real_gpu = peaks.gpu end)
+  after_each(function() peaks.gpu = real_gpu end)
+
+  it("on cuda are the GPU's for the model's dtype, and the roofline report judges against them", function()
+    local asked = {}
+    peaks.gpu = function(dtype)
+      asked[#asked + 1] = dtype
+      return { flops = 989e12, bytes_per_s = 4.8e12, machine = "spec H200, " .. dtype .. " GEMM" }
+    end
+    assert.equal(989e12, peaks.for_device("cuda", "bfloat16").flops)
+    assert.equal(4.8e12, peaks.for_device("cuda").bytes_per_s)   -- no dtype said: float32's
+    assert.same({ "bfloat16", "float32" }, asked)
+    local roofline_report = dofile("scripts/reports/roofline.lua")
+    local p = build.profile({ type = "Net", flops = 2e9, lat = 0.01 }, { device = "cuda", dtype = "float16" })
+    local text = roofline_report(p, {})
+    assert.equal("Roofline of Net on spec H200, float16 GEMM", text:match("^[^\n]*"))
+    -- its % peak FLOPS column is the MFU: 2e9 / 0.01 s / 989e12 = 0.02 % (two decimals)
+    assert.truthy(text:find("  0.02%  ", 1, true))
+  end)
+
+  it("on cuda without a cuda backend is nil and a reason, never the cpu's", function()
+    local core = require "prof.core"
+    if core.cuda_peak_gemm_flops ~= nil then return end   -- a build with the backend measures
+    local p, err = peaks.for_device("cuda", "float32")
+    assert.is_nil(p)
+    assert.equal("the GPU's peaks cannot be measured in this build (no cuda backend)", err)
+  end)
+end)
