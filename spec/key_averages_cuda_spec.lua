@@ -173,3 +173,14 @@ describe("key_averages with device activity", function()
     assert.equal("main.lua(9);net.lua(3) 1\n", ka.collapsed_stacks(evs, "self_cpu_time_total"))
   end)
 end)
+
+describe("key_averages' footer with a lossy capture", function()
+  it("counts the device records the capture dropped after the CUDA total", function()
+    local text = ka.build(window(), { device_dropped = 3 }):table()
+    local lines = {}
+    for l in text:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal("Self CUDA time total: 9.000us", lines[#lines - 1])
+    assert.equal("Device records dropped: 3 (the GPU capture's buffers were full)", lines[#lines])
+    assert.is_nil(ka.build(window(), {}):table():find("dropped", 1, true))
+  end)
+end)

@@ -377,6 +377,13 @@ function Profile:memory_peak_by_module(opts)
   return setmetatable(tl.by_module, { __index = { table = memory_timeline.table } })
 end
 
+-- Device records the capture lost in the last window (its buffers or event store were full).
+local function device_dropped(p)
+  local st = p:capture_stats()
+  if st == nil then return 0 end
+  return (st.dropped_cupti or 0) + (st.dropped_pool or 0) + (st.dropped_events or 0)
+end
+
 -- p:key_averages{group_by_input_shape=, group_by_stack_n=}: rows with :table{...}.
 function Profile:key_averages(o)
   o = o or {}
@@ -386,6 +393,7 @@ function Profile:key_averages(o)
     profile_memory = self.profile_memory,
     with_flops = self.with_flops,
     dropped = self:events_dropped(),
+    device_dropped = device_dropped(self),
   })
 end
 

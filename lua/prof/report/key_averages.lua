@@ -171,7 +171,8 @@ end
 --[[
 Builds the averaged rows from p:events() (plain tables as prof.State:events gives them, names as
 torch spells them). o: group_by_input_shape, group_by_stack_n, profile_memory, with_flops,
-dropped. "ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
+dropped, device_dropped (device records the GPU capture lost: one more footer line).
+"ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
 ]]
 function M.build(events, o)
   o = o or {}
@@ -222,6 +223,7 @@ function M.build(events, o)
   rows.profile_memory = o.profile_memory == true
   rows.with_flops = o.with_flops == true
   rows.dropped = o.dropped or 0
+  rows.device_dropped = o.device_dropped or 0
   return setmetatable(rows, EventList)
 end
 
@@ -460,6 +462,10 @@ function EventList:table(o)
   if (self.dropped or 0) > 0 then
     append(string.format("Events dropped: %d (the event buffer was full; raise capacity=)",
       self.dropped))
+  end
+  if (self.device_dropped or 0) > 0 then
+    append(string.format("Device records dropped: %d (the GPU capture's buffers were full)",
+      self.device_dropped))
   end
   return table.concat(out)
 end
