@@ -15,6 +15,10 @@ LUA_CFLAGS   = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS     = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 BLAS_CFLAGS  = $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+# CUPTI's headers, when present, compile the CUPTI capture source (core/capture/ only); libcupti
+# itself is dlopen'ed at run time, so nothing links against CUDA and everything loads without it.
+CUDA_HOME      ?= /usr/local/cuda
+CAPTURE_CFLAGS := $(if $(wildcard $(CUDA_HOME)/include/cupti.h),-isystem $(CUDA_HOME)/include -DPROF_HAVE_CUPTI=1)
 
 # The library's version comes from core/prof.h, the one place it is written.
 version_part = $(shell sed -n 's/^\#define PROF_VERSION_$(1) \([0-9]*\).*/\1/p' core/prof.h)
@@ -27,7 +31,7 @@ SONAME   := libprof.so.$(VMAJOR)
 CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore $(CJSON_CFLAGS)
 RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS)
 BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS)
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) $(CAPTURE_CFLAGS)
 # Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
 ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS     := -O1 -g -fsanitize=thread
@@ -92,6 +96,9 @@ define flavour_rules
 $(BUILD)/$(1)/core/%.o: core/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CORE_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/capture/%.o: core/capture/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CORE_CFLAGS) $$(CAPTURE_CFLAGS) $(2) -c $$< -o $$@
 $(BUILD)/$(1)/core/runtime/%.o: core/runtime/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(RUNTIME_CFLAGS) $(2) -c $$< -o $$@

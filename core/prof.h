@@ -821,7 +821,10 @@ PROF_API int prof_capture_replay_file(prof_State *S, const char *path);
 ** cudaMemcpyAsync or cudaMemsetAsync runtime record from now to now + launch_ns, one
 ** EXTERNAL_CORRELATION record per op, range and module correlation its hooks hold now, and the
 ** kernel, copy or memset record from the call's end + delay_ns, lasting duration_ns), in device
-** time equal to host time, and queues them as one buffer. Use it without replay clock pairs.
+** time equal to host time, and queues them as one buffer (one pool buffer per launch: drain
+** between many). It returns once that work has ended on the host clock (it waits, as a launch
+** and a synchronize would), so the records lie inside the window and inside the op around the
+** call. Use it without replay clock pairs.
 */
 typedef struct prof_ReplayLaunch {
   size_t size;                 /* sizeof(prof_ReplayLaunch); 0 means that too */

@@ -13,7 +13,7 @@ static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t no
   e->shapes = 0;
   e->name = r->name;
   e->stack = r->stack;
-  e->correlation = 0;
+  e->correlation = r->corr;
   e->t_begin = r->t0;
   e->t_end = now;
   e->macs = e->flops = e->bytes_read = e->bytes_written = 0;
@@ -23,11 +23,11 @@ static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t no
 }
 
 /* The common case of both ends: a thread seen before (its recorder cached), the TSC, no stack
-   hook. Tested first, so that path is a leaf: no call, no register saved. */
+   hook, no device capture. Tested first, so that path is a leaf: no call, no register saved. */
 static inline profR_Recorder *fast_recorder(prof_State *S) {
 #if PROF_HAVE_TSC
   if (__builtin_expect(profR_cache.S == S && profR_cache.serial == S->serial && S->clock.tsc &&
-                       S->stack_fn == NULL, 1))
+                       S->stack_fn == NULL && S->corr_push == NULL, 1))
     return profR_cache.R;
 #endif
   return NULL;
@@ -49,6 +49,13 @@ __attribute__((noinline)) static void push_any(prof_State *S, const char *name, 
   r->number1 = number1;
   r->stack = S->stack_fn != NULL ? S->stack_fn(S->stack_ud, S) : NULL;   /* where it opened */
   r->module = profR_attr_node(R);
+  /* with a device capture open the range gets a correlation (an op's kind: the thread in the
+     high bits), pushed so that the kernels launched inside it name it */
+  r->corr = 0;
+  if (S->corr_push != NULL) {
+    r->corr = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
+    S->corr_push(S->corr_ud, PROFK_EXT_RANGE, r->corr);
+  }
   r->t0 = profC_ticks(&S->clock);
 }
 
@@ -61,6 +68,7 @@ static inline void range_push(prof_State *S, const char *name, int64_t number1) 
     r->number1 = number1;
     r->stack = NULL;
     r->module = profR_attr_node(R);
+    r->corr = 0;
 #if PROF_HAVE_TSC
     r->t0 = (int64_t)__rdtsc();
 #endif
@@ -84,6 +92,7 @@ __attribute__((noinline)) static void pop_any(prof_State *S) {
     return;
   }
   const profR_Range *r = &R->ranges[--R->n_ranges];
+  if (r->corr != 0) profR_corr_pop(S, PROFK_EXT_RANGE);
   if (R->n_events >= R->cap_events) {
     if (R->cap_events > 0) R->dropped++;
     return;

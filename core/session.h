@@ -8,6 +8,14 @@
 #include "clock.h"
 #include "prof_internal.h"
 
+/* What the device capture's correlation hooks push (CUPTI external ids CUSTOM0..2). */
+enum { PROFK_EXT_OP = 0, PROFK_EXT_RANGE = 1, PROFK_EXT_MODULE = 2, PROFK_EXT_KINDS = 3 };
+
+/* A module call's external id: its attribution node and phase, both + 1 so that 0 is "none". */
+static inline uint64_t profK_module_ext(int32_t node, int phase) {
+  return ((uint64_t)(uint32_t)(phase + 1) << 32) | (uint32_t)(node + 1);
+}
+
 /* One phase's counters of one module (or of the whole session). */
 typedef struct profT_Acc {
   int64_t calls;
@@ -88,6 +96,7 @@ typedef struct profR_Range {
   const char *stack;           /* the stack hook's location at the push */
   int64_t t0;
   int32_t module;              /* the innermost module when it opened */
+  uint64_t corr;               /* its correlation while a device capture is open, else 0 */
 } profR_Range;
 
 /* The calling thread's recording state: no other thread touches it while recording runs. */
@@ -134,6 +143,7 @@ typedef struct profT_Rule {
 
 /* One module in the snapshot: every thread's calls merged, the ignore semantics applied. */
 typedef struct profS_Module {
+  int64_t dev_incl[PROF_PHASE_COUNT], dev_self[PROF_PHASE_COUNT], dev_ops[PROF_PHASE_COUNT];
   profT_Acc incl[PROF_PHASE_COUNT];
   profT_Acc self[PROF_PHASE_COUNT];
   int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
@@ -148,6 +158,7 @@ typedef struct profS_Snapshot {
   profT_Acc unattributed[PROF_PHASE_COUNT];
   int64_t mem_peak[2];
   int64_t n_events, dropped;
+  int64_t n_host_events;       /* n_events less the device capture's, which follow them */
   int saturated;               /* some count reached INT64_MAX (saturate.h) and stopped there */
 } profS_Snapshot;
 
@@ -182,6 +193,12 @@ struct prof_State {
   int32_t n_recorders;
   /* merged counts (prof_snapshot, prof_stop) */
   profS_Snapshot snap;
+  /* device capture (core/capture/): the correlation hooks its source installs, called around
+     every op, range and module call while it is open; NULL (one branch) otherwise */
+  void (*corr_push)(void *ud, int kind, uint64_t id);
+  void (*corr_pop)(void *ud, int kind);
+  void *corr_ud;
+  struct profK_Capture *capture;
 };
 
 /* tree.c: the registry */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "recorder.h"
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -46,6 +47,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
 
 void prof_close(prof_State *S) {
   if (S == NULL) return;
+  profK_free(S);
   profR_free_all(S);
   profS_free(S);
   profT_free_nodes(S);
@@ -114,6 +116,7 @@ int prof_start(prof_State *S) {
   if (rc != PROF_OK) return rc;
   prof_reset(S);
   profC_start(&S->clock);
+  profK_on_start(S);
   atomic_store(&S->active, 1);
   return PROF_OK;
 }
@@ -122,6 +125,7 @@ int prof_stop(prof_State *S) {
   if (!profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
   atomic_store(&S->active, 0);
+  profK_on_stop(S);
   return prof_snapshot(S);
 }
 
@@ -137,6 +141,7 @@ void prof_reset(prof_State *S) {
     atomic_store(&S->mem_peak[d], 0);
   }
   profS_empty(S);
+  profK_on_reset(S);
 }
 
 void prof_clear(prof_State *S) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "lcapture.h"
 #include "levents.h"
 #include "lrules.h"
 #include "lstack.h"
@@ -242,6 +243,10 @@ static int s_modules(lua_State *L) {
     set_int(L, "params_counted", info.params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       push_counts(L, &info.phase[p]);
+      /* GPU time (device capture): summed kernel, copy and memset durations */
+      set_int(L, "device_time_ns", info.device_time_ns[p]);
+      set_int(L, "self_device_time_ns", info.self_device_time_ns[p]);
+      set_int(L, "device_ops", info.device_ops[p]);
       lua_setfield(L, -2, phase_keys[p]);
     }
     lua_rawseti(L, -2, i - lo + 1);
@@ -362,7 +367,7 @@ void lbind_open_state(lua_State *L) {
       {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
-      {"set_with_stack", lstack_set_with_stack},
+      {"set_with_stack", lstack_set_with_stack}, LCAPTURE_METHODS,
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
@@ -371,7 +376,7 @@ void lbind_open_state(lua_State *L) {
       {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
-      LEVENTS_FUNCS, {NULL, NULL}};
+      LEVENTS_FUNCS, LCAPTURE_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */
