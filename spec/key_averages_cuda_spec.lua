@@ -184,3 +184,95 @@ describe("key_averages' footer with a lossy capture", function()
     assert.is_nil(ka.build(window(), {}):table():find("dropped", 1, true))
   end)
 end)
+
+describe("key_averages of a replayed capture (the capture binding, CONTRACT.md)", function()
+  local prof = require "prof"
+  local T = require "prof.tensor"
+
+  -- Real cpu ops in a window, with CUPTI records replayed against them: each kernel is tied to
+  -- its op by an external correlation record naming the op's correlation id, as the live capture
+  -- ties them. Device times (ns after the op's own start), by hand:
+  --   mm:   cudaLaunchKernel [100, 600] (a runtime call: a CPU row under mm, 0.5 us),
+  --         sgemm_8x8 [1000, 5000] (4 us), sgemm_tail [5000, 5500] (0.5 us): self CUDA 4.5 us
+  --   relu: relu_kernel [200, 1200]: 1 us
+  --   the range model_forward (no op around it): a 1 KiB memset [end - 400, end - 100]: 0.3 us
+  -- Device rows sum to 4 + 0.5 + 1 + 0.3 = 5.8 us (the footer); shares: mm 4.5 / 5.8 = 77.59 %,
+  -- relu 17.24 %, model_forward 0.3 / 5.8 = 5.17 %, sgemm_8x8 68.97 %, sgemm_tail 8.62 %.
+  -- model_forward's CUDA total: 0.3 + 4.5 + 1 = 5.8 us.
+  local function replayed()
+    T.set_default_device("cpu")
+    local a, b = T.randn({ 8, 8 }), T.randn({ 8, 8 })
+    local p = prof.profile{ activities = { "cpu", "cuda" }, capture = "replay" }
+    do
+      local _ <close> = prof.record_function("model_forward")
+      T.relu(T.mm(a, b))
+    end
+    local ev = {}
+    for _, e in ipairs(p.S:events()) do ev[e.name] = e end   -- a snapshot while recording
+    local mm, relu, range = ev.mm, ev.relu, ev.model_forward
+    local t = mm.t_begin_ns
+    assert(p.S:capture_replay{ schema = "profrun.cupti/1", buffers = { { records = {
+      { kind = "external", external_kind = "op", external_id = mm.correlation, correlation = 1 },
+      { kind = "runtime", start = t + 100, ["end"] = t + 600, correlation = 1, cbid = 211 },
+      { kind = "kernel", name = "sgemm_8x8", start = t + 1000, ["end"] = t + 5000, correlation = 1 },
+      { kind = "kernel", name = "sgemm_tail", start = t + 5000, ["end"] = t + 5500, correlation = 1 },
+      { kind = "external", external_kind = "op", external_id = relu.correlation, correlation = 2 },
+      { kind = "kernel", name = "relu_kernel", start = relu.t_begin_ns + 200,
+        ["end"] = relu.t_begin_ns + 1200, correlation = 2 },
+      { kind = "external", external_kind = "range", external_id = range.correlation, correlation = 3 },
+      { kind = "memset", start = range.t_end_ns - 400, ["end"] = range.t_end_ns - 100, correlation = 3,
+        bytes = 1024 },
+    } } } })
+    p:stop()
+    return p, mm
+  end
+
+  it("gives each op its kernels, the range its memset, and prints torch's CUDA columns", function()
+    local p, mm = replayed()
+    local rows = p:key_averages()
+    local by = by_key(rows)
+    local function cuda(k) return { by[k].self_cuda_time_total, by[k].cuda_time_total, by[k].count } end
+    assert.same({ 4.5, 4.5, 1 }, cuda("aten::mm"))
+    assert.same({ 1.0, 1.0, 1 }, cuda("aten::relu"))
+    assert.same({ 0.3, 5.8, 1 }, cuda("model_forward"))
+    assert.same({ 4.0, 4.0, 1 }, cuda("sgemm_8x8"))
+    assert.same({ 0.5, 0.5, 1 }, cuda("sgemm_tail"))
+    assert.same({ 1.0, 1.0, 1 }, cuda("relu_kernel"))
+    assert.same({ 0.3, 0.3, 1 }, cuda("Memset (Device)"))
+    -- the runtime call is a CPU row, mm's child: mm's self CPU time loses its 0.5 us
+    assert.same({ 0.5, 0.5 }, { by.cudaLaunchKernel.self_cpu_time_total, by.cudaLaunchKernel.cpu_time_total })
+    -- (the final events' times: a snapshot taken while recording may convert the clock 1 ns apart)
+    local final_mm
+    for _, e in ipairs(p:events()) do if e.name == "aten::mm" then final_mm = e end end
+    assert.equal(mm.correlation, final_mm.correlation)
+    local mm_us = (final_mm.t_end_ns - final_mm.t_begin_ns) / 1000
+    assert.near(mm_us, by["aten::mm"].cpu_time_total, 1e-9)
+    assert.near(mm_us - 0.5, by["aten::mm"].self_cpu_time_total, 1e-9)
+    local text = rows:table{ sort_by = "self_cuda_time_total" }
+    local lines = {}
+    for l in text:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal("Self CUDA time total: 5.800us", lines[#lines])
+    -- the CUDA cells of the first rows (sorted by self CUDA time), exactly
+    local function cells(l) return l:sub(-70) end   -- Self CUDA .. # of Calls: 5 columns of 12 + 2
+    local function expect(self, share, total, avg, calls)
+      local s = ""
+      for _, v in ipairs({ self, share, total, avg, calls }) do s = s .. string.rep(" ", 12 - #v) .. v .. "  " end
+      return s
+    end
+    assert.matches("^%s+aten::mm  ", lines[4])
+    assert.equal(expect("4.500us", "77.59%", "4.500us", "4.500us", "1"), cells(lines[4]))
+    assert.matches("^%s+sgemm_8x8  ", lines[5])
+    assert.equal(expect("4.000us", "68.97%", "4.000us", "4.000us", "1"), cells(lines[5]))
+    local seen = {}
+    for _, l in ipairs(lines) do
+      local name = l:match("^%s+(%S[^%s]*)%s%s")
+      if name then seen[name] = cells(l) end
+    end
+    assert.equal(expect("1.000us", "17.24%", "1.000us", "1.000us", "1"), seen["aten::relu"])
+    assert.equal(expect("0.300us", "5.17%", "5.800us", "5.800us", "1"), seen.model_forward)
+    assert.equal(expect("0.500us", "8.62%", "0.500us", "0.500us", "1"), seen.sgemm_tail)
+    -- the capture's own count: 4 device ops, 3 of them launched by ops
+    local st = p:capture_stats()
+    assert.same({ 4, 3, 1, 0.75 }, { st.device_ops, st.attributed_op, st.attributed_range, st.attribution_rate })
+  end)
+end)
