@@ -145,34 +145,46 @@ describe("MFU from a real cpu run with an injected peak", function()
   end)
 end)
 
-describe("the device's peaks", function()
+describe("the device's peaks (prof.device_peaks)", function()
   local peaks = require "prof.peaks"
+  local device_peaks = require "prof.device_peaks"
   local real_gpu
   before_each(function() real_gpu = peaks.gpu end)
   after_each(function() peaks.gpu = real_gpu end)
 
-  it("on cuda are the GPU's for the model's dtype, and the roofline report judges against them", function()
-    local asked = {}
-    peaks.gpu = function(dtype)
-      asked[#asked + 1] = dtype
-      return { flops = 989e12, bytes_per_s = 4.8e12, machine = "spec H200, " .. dtype .. " GEMM" }
-    end
-    assert.equal(989e12, peaks.for_device("cuda", "bfloat16").flops)
-    assert.equal(4.8e12, peaks.for_device("cuda").bytes_per_s)   -- no dtype said: float32's
-    assert.same({ "bfloat16", "float32" }, asked)
+  -- the GPU's peaks as the cuda backend's prof.peaks.gpu() gives them (values of an H200-class
+  -- device, made up: only the choice among them is under test)
+  local function gpu()
+    return { by_dtype = { float32 = 60e12, tf32 = 400e12, bfloat16 = 800e12, float16 = 790e12 },
+      flops = 60e12, bytes_per_s = 4.0e12, machine = "spec H200" }
+  end
+
+  it("on cuda are the GPU's GEMM rate in the model's dtype, and the roofline report judges against them", function()
+    peaks.gpu = gpu
+    assert.equal(800e12, device_peaks.for_device("cuda", "bfloat16").flops)
+    assert.equal(790e12, device_peaks.for_device("cuda", "float16").flops)
+    local f32 = device_peaks.for_device("cuda", "float32")
+    assert.same({ 60e12, 4.0e12, "spec H200, float32 GEMM" }, { f32.flops, f32.bytes_per_s, f32.machine })
+    -- float32 takes the rate the GPU's peaks chose (tf32's under device_options.tf32)
+    peaks.gpu = function() local g = gpu() g.flops = g.by_dtype.tf32 return g end
+    assert.equal(400e12, device_peaks.for_device("cuda", "float32").flops)
+    peaks.gpu = gpu
     local roofline_report = dofile("scripts/reports/roofline.lua")
     local p = build.profile({ type = "Net", flops = 2e9, lat = 0.01 }, { device = "cuda", dtype = "float16" })
     local text = roofline_report(p, {})
     assert.equal("Roofline of Net on spec H200, float16 GEMM", text:match("^[^\n]*"))
-    -- its % peak FLOPS column is the MFU: 2e9 / 0.01 s / 989e12 = 0.02 % (two decimals)
-    assert.truthy(text:find("  0.02%  ", 1, true))
+    -- its % peak FLOPS column is the MFU: 2e9 / 0.01 s / 790e12 = 0.025 %, printed to 2 decimals
+    assert.truthy(text:find("  0.03%  ", 1, true))
   end)
 
-  it("on cuda without a cuda backend is nil and a reason, never the cpu's", function()
-    local core = require "prof.core"
-    if core.cuda_peak_gemm_flops ~= nil then return end   -- a build with the backend measures
-    local p, err = peaks.for_device("cuda", "float32")
-    assert.is_nil(p)
-    assert.equal("the GPU's peaks cannot be measured in this build (no cuda backend)", err)
+  it("on cuda without the GPU's peaks is nil and a reason, never the cpu's", function()
+    peaks.gpu = function() return nil, "no CUDA driver (spec)" end
+    assert.same({ nil, "no CUDA driver (spec)" }, { device_peaks.for_device("cuda", "float32") })
+    peaks.gpu = nil   -- a build without the cuda backend's peaks
+    assert.same({ nil, "the GPU's peaks need a build with the cuda backend" },
+      { device_peaks.for_device("cuda", "bfloat16") })
+    peaks.gpu = function() local g = gpu() g.by_dtype.float16 = nil return g end
+    assert.same({ nil, "the GPU's peaks have no GEMM rate for float16" },
+      { device_peaks.for_device("cuda", "float16") })
   end)
 end)

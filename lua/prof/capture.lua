@@ -31,9 +31,9 @@ function M.close(S)
 end
 
 -- Waits for the device before a window's end: the core maps only what has completed. One wait
--- per window (never one per module); nothing without a cuda backend.
+-- per window (never one per module); nothing without a cuda backend (core.gpu_sync).
 function M.synchronize()
-  local f = core.cuda_synchronize
+  local f = core.gpu_sync
   if f ~= nil then f() end
 end
 

@@ -362,7 +362,7 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   local want = opts.peaks ~= nil or opts.mfu == true
   if format == "json" or format == "roofline" or want or (self.device == "cuda" and format == "deepspeed") then
     local peaks, err = opts.peaks, nil
-    if peaks == nil then peaks, err = require("prof.peaks").for_device(self.device, self.dtype) end
+    if peaks == nil then peaks, err = require("prof.device_peaks").for_device(self.device, self.dtype) end
     if peaks ~= nil then
       require("prof.roofline").annotate(profile, peaks)
     elseif format == "roofline" or (self.device ~= "meta" and format == "json") or want then

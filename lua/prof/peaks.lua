@@ -263,42 +263,9 @@ function M.get(opts)
   return p
 end
 
--- {================================ the GPU's peaks ================================}
-
-M.GPU_GEMM_N = 8192   -- large enough for cuBLAS to reach its plateau on an H100/H200-class GPU
-M.GPU_COPY_BYTES = 1 << 30
-local gpu_cache = {}
-
--- The GPU's peaks for dtype: M.gpu(dtype) -> {flops =, bytes_per_s =, machine =, dtype =,
--- measured_at =} | nil, message. Measured through the cuda backend (core.cuda_peak_gemm_flops:
--- best of n x n x n cuBLAS GEMMs in dtype; core.cuda_peak_copy_bandwidth: device-to-device
--- copies, read + written) once per process and dtype: a GPU's clocks and its neighbours change
--- between runs, and the measurement takes well under a second. Specs replace M.gpu.
-function M.gpu(dtype)
-  local hit = gpu_cache[dtype]
-  if hit then return hit end
-  local gemm, copy = core.cuda_peak_gemm_flops, core.cuda_peak_copy_bandwidth
-  if gemm == nil or copy == nil then
-    return nil, "the GPU's peaks cannot be measured in this build (no cuda backend)"
-  end
-  local flops, err = gemm({ dtype = dtype, n = M.GPU_GEMM_N, runs = M.GEMM_RUNS })
-  if flops == nil then return nil, "prof.peaks: " .. tostring(err) end
-  local bw
-  bw, err = copy({ bytes = M.GPU_COPY_BYTES, runs = M.COPY_RUNS })
-  if bw == nil then return nil, "prof.peaks: " .. tostring(err) end
-  M.measurements = M.measurements + 1
-  local name = core.cuda_device_name and core.cuda_device_name() or "cuda device"
-  hit = { flops = flops, bytes_per_s = bw, machine = string.format("%s, %s GEMM", name, dtype),
-    dtype = dtype, measured_at = os.date("!%Y-%m-%dT%H:%M:%SZ"), cached = false }
-  gpu_cache[dtype] = hit
-  return hit
-end
-
--- The peaks a profile on device is judged against: on cuda the GPU's for the dtype the model
--- ran in (float32 when not said); on cpu measured (once) where things run; on meta, where
--- nothing runs, only what the cache holds (nil, message when it holds nothing).
-function M.for_device(device, dtype)
-  if device == "cuda" then return M.gpu(dtype or "float32") end
+-- The peaks a profile on device is judged against: measured (once) where things run; on meta,
+-- where nothing runs, only what the cache holds (nil, message when it holds nothing).
+function M.for_device(device)
   return M.get({ measure = device ~= "meta" })
 end
 

@@ -29,7 +29,7 @@
 -- for the forward, fwd_flops / fwd_latency_s / peak; for the step (the engine's iteration),
 -- DeepSpeed's iteration FLOPS ((3 + recompute_fwd_factor) x fwd flops x micro-batches / iter
 -- latency) / peak. The peak is the device's: on cpu the measured sgemm rate, on cuda the GPU's
--- GEMM rate for the dtype the model ran in (prof.peaks.for_device).
+-- GEMM rate for the dtype the model ran in (prof.device_peaks).
 local M = {}
 
 M.OVERHEAD_SHARE = 0.10
