@@ -1,4 +1,4 @@
--- prof.device_peaks: the peaks a profile is judged against (roofline, MFU): its device's, in the dtype the model ran in.
+-- prof.device_peaks: the peaks a profile is judged against (roofline, MFU): the device's, in the model's dtype.
 --
 -- for_device(device, dtype) -> {flops =, bytes_per_s =, machine =, ...} | nil, message
 -- * cpu (and meta, from the cache only): prof.peaks.for_device's measured sgemm rate and copy
