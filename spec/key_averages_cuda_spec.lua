@@ -276,3 +276,26 @@ describe("key_averages of a replayed capture (the capture binding, CONTRACT.md)"
     assert.same({ 4, 3, 1, 0.75 }, { st.device_ops, st.attributed_op, st.attributed_range, st.attribution_rate })
   end)
 end)
+
+describe("profrun's own profiler (profiler.enabled) with the cuda activity", function()
+  it("prints each window sorted by cuda_time_total", function()
+    local profiler = require "prof.profiler"
+    local prof = require "prof"
+    local chunks = {}
+    local out = { write = function(_, s) chunks[#chunks + 1] = s end }
+    local p = profiler.start_global({ activities = { "cpu", "cuda" }, capture = "replay", schedule = {} }, out)
+    -- two sibling ranges: "a" first, with a 1 us kernel, then "b" with a 7 us one
+    for _, r in ipairs({ { "a", 1000 }, { "b", 7000 } }) do
+      local _ <close> = prof.record_function(r[1])
+      p.S:capture_replay_launch{ name = "k_" .. r[1], duration_ns = r[2] }
+    end
+    profiler.stop_global(true)
+    local text = table.concat(chunks)
+    local names = {}
+    for name in text:gmatch("\n%s+([%w_]+)%s%s+%d") do names[#names + 1] = name end
+    -- CUDA totals: b 7 us, k_b 7, a 1, k_a 1 (a range before its kernel: first appearance), then
+    -- the two launches' cudaLaunchKernel (no device time)
+    assert.same({ "b", "k_b", "a", "k_a", "cudaLaunchKernel" }, names)
+    assert.truthy(text:find("Self CUDA time total: 8.000us", 1, true))
+  end)
+end)

@@ -501,8 +501,9 @@ end
 Starts the global profiler from the config's profiler section (profrun calls it before the
 script when profiler.enabled). A schedule section left at its defaults means no schedule: the
 whole run is one window. Each delivered window is printed as a key_averages table (sorted by
-cpu_time_total) to out, and written as a trace under output_dir (tensorboard_trace_handler's
-naming) or, for the last window, to trace_file, when the build has the trace writer.
+cpu_time_total, or cuda_time_total when the GPU is captured) to out, and written as a trace
+under output_dir (tensorboard_trace_handler's naming) or, for the last window, to trace_file,
+when the build has the trace writer.
 ]]
 function M.start_global(section, out)
   out = out or io.stdout
@@ -527,11 +528,14 @@ function M.start_global(section, out)
     record_shapes = section.record_shapes, profile_memory = section.profile_memory,
     with_stack = section.with_stack, with_flops = section.with_flops,
     with_modules = section.with_modules,
+    capture = section.capture,   -- not a config key: "replay" for specs that drive this directly
     on_trace_ready = function(q)
       windows = windows + 1
       out:write(string.format("profrun: activity profiler, window %d (to step %d)\n", windows,
         q.step_num))
-      out:write(q:key_averages():table{ sort_by = "cpu_time_total", row_limit = 20 })
+      -- with the GPU captured, by CUDA time (the tutorial's sort_by="cuda_time_total")
+      local by = q.activities.cuda and "cuda_time_total" or "cpu_time_total"
+      out:write(q:key_averages():table{ sort_by = by, row_limit = 20 })
       if handler and q.S.export_chrome_trace then
         local ok, err = handler(q)
         if not ok then error("profiler.output_dir: " .. tostring(err), 0) end
