@@ -24,7 +24,7 @@ __attribute__((format(printf, 3, 4))) static int no(char *buf, size_t size, cons
 /* The driver and a device, through libcuda's C entry points (no cuda.h types needed). */
 static int driver_ok(char *why, size_t size) {
   void *cu = dlopen(CUDA_LIB, RTLD_NOW | RTLD_LOCAL);
-  if (cu == NULL) return no(why, size, "no CUDA driver (%s: %s)", CUDA_LIB, dlerror());
+  if (cu == NULL) return no(why, size, "no CUDA driver (dlopen: %s)", dlerror());
   int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(cu, "cuInit");
   int (*cu_count)(int *) = (int (*)(int *))dlsym(cu, "cuDeviceGetCount");
   int ok = 0;
