@@ -299,3 +299,29 @@ describe("profrun's own profiler (profiler.enabled) with the cuda activity", fun
     assert.truthy(text:find("Self CUDA time total: 8.000us", 1, true))
   end)
 end)
+
+describe("the capture's lifetime under a schedule", function()
+  it("opens at warmup, closes after each window and when the profile ends in warmup", function()
+    local prof = require "prof"
+    local schedule = require "prof.schedule"
+    local real_warn = schedule.warn
+    schedule.warn = function() end
+    local kinds = {}
+    local p = prof.profile{ activities = { "cuda" }, capture = "replay",
+      schedule = prof.schedule{ wait = 1, warmup = 1, active = 1 },
+      on_trace_ready = function(q) kinds[#kinds + 1] = "ready:" .. tostring(q.S:capture_kind()) end }
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())   -- step 0: wait, nothing open
+    p:step()
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())   -- step 1: warmup, open (CUPTI's costs land here)
+    p:step()
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())   -- step 2: recording
+    p:step()                                            -- leaves the window: delivered, closed
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())   -- the next cycle's wait
+    p:step()
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())   -- its warmup: open again
+    p:stop()                                            -- ends in warmup: no trace, closed
+    kinds[#kinds + 1] = tostring(p.S:capture_kind())
+    schedule.warn = real_warn
+    assert.same({ "nil", "replay", "replay", "ready:nil", "nil", "replay", "nil" }, kinds)
+  end)
+end)

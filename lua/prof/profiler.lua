@@ -289,6 +289,9 @@ function Profile:stop()
   if self.step_open then pop() self.step_open = false end
   self.running = false
   transit(self, self.current_action, "exit")
+  -- a capture opened at warmup whose window never recorded (skipped, or left in warmup) is
+  -- closed too: nothing of CUPTI outlives the profile
+  if self.activities.cuda then capture.close(self.S) end
 end
 
 Profile.__close = Profile.stop
