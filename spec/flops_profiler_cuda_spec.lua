@@ -88,4 +88,28 @@ describe("the flops profiler's latency from GPU time", function()
     assert.near(2.176e-4, by.b.mfu, 1e-16)
     assert.is_nil(by["a.fc"].mfu)   -- no GPU time of its own: no rate, no MFU
   end)
+  it("where CUPTI cannot run, warns with the capture's reason and reports no latency (never host time)", function()
+    local capture = require "prof.capture"
+    local available, why = capture.available()
+    local warned = {}
+    schedule.warn = function(msg) warned[#warned + 1] = msg end
+    local model = nn.Sequential(nn.Linear(8, 8))
+    local p = prof.FlopsProfiler(model)
+    p.capture = "cupti"   -- what a model on cuda asks for
+    p:start_profile()
+    model(T.randn({ 4, 8 }))
+    p:stop_profile()
+    local root = p:profile().modules[1]
+    if available then
+      assert.same({}, warned)
+    else
+      assert.same({ "flops profiler: no GPU time on cuda: " .. why .. "; module latencies are n/a" },
+        warned)
+      assert.is_nil(root.fwd_latency_s)
+      assert.is_nil(p:get_total_duration())
+      assert.equal("n/a", p:get_total_duration(true))
+      assert.equal(544, root.flops)   -- the counts do not need the GPU
+    end
+    p:end_profile()
+  end)
 end)

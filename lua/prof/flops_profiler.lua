@@ -144,8 +144,8 @@ local function open_capture(self, S)
     self.device_timed = true
   else
     self.device_timed = false
-    require("prof.schedule").warn("flops profiler: no GPU time on cuda (" .. tostring(why)
-      .. "); module latencies are n/a")
+    require("prof.schedule").warn("flops profiler: no GPU time on cuda: " .. tostring(why)
+      .. "; module latencies are n/a")
   end
 end
 
