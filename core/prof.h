@@ -706,7 +706,9 @@ PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 ** its module and phase as CUPTI external correlation ids (kinds CUSTOM0, CUSTOM1, CUSTOM2), so
 ** each device event is attributed to its op (prof_Event.correlation), innermost range
 ** (prof_Event.range, and the range event's correlation), module and phase. With no capture open
-** these hooks cost one predictable branch. Open a capture outside every module call and range.
+** these hooks cost one predictable branch. Open a capture outside every module call and range,
+** while no other thread records (as prof_start). Kernel names are demangled when the C++
+** runtime (libstdc++.so.6) is there, as Kineto shows them.
 **
 ** Time: CUPTI's default clock is kept (no timestamp callback: on CUDA 13.0 that path zeroes
 ** kernel timestamps) and mapped onto prof_now_ns's clock by (cuptiGetTimestamp, prof_now_ns)
@@ -739,6 +741,11 @@ typedef struct prof_CaptureOptions {
   int64_t device_events;       /* decoded device events kept: 1 << 18; more are counted
                                   (dropped_events) */
   int64_t correlations;        /* CUPTI correlation ids remembered for attribution: 1 << 18 */
+  /* NULL (default), or a path: every record decoded (in the window or not, bad times included),
+     the clock pairs and the window are saved there as a "profrun.cupti/1" fixture, written while
+     the capture runs and committed atomically by prof_capture_close (a capture on a real GPU
+     then replays on any machine). The string is copied. [open may fail: PROF_ERRIO] */
+  const char *save_path;
 } prof_CaptureOptions;
 
 /* Fills *opt with the defaults above. */
@@ -783,7 +790,8 @@ PROF_API void prof_capture_close(prof_State *S);
 ** callback would: a record stream, each record a uint32 CUpti_ActivityKind, a uint32 size and
 ** size bytes of the CUDA 13 record struct (CUpti_ActivityKernel10, Memcpy6, Memset4, API,
 ** Memory4, ExternalCorrelation, Overhead3; the kind field included), padded to 8 bytes. The
-** buffer is decoded at the next drain. dropped: what cuptiActivityGetNumDroppedRecords reported
+** buffer is copied and decoded at the next drain; kernel name pointers in it must stay valid
+** until then (literals, or prof_intern's). dropped: what cuptiActivityGetNumDroppedRecords reported
 ** with it. [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG for a malformed stream
 ** (the message gives the byte offset), PROF_ERRMEM when the pool is exhausted (counted too)]
 */
@@ -807,9 +815,9 @@ PROF_API int prof_capture_replay_window(prof_State *S, int64_t begin_ns, int64_t
 ** Replays a fixture (spec/fixtures/cupti/README.md gives the format) into a replay capture:
 ** JSON text ("schema": "profrun.cupti/1": clock pairs, an optional window, buffers of records
 ** by field name) converted to the CUDA 13 record structs and fed as prof_capture_replay_buffer;
-** origin names it in messages. The _file form reads path (.json, or .bin: the saved record
-** stream). [may fail: PROF_ERRSTATE, PROF_ERRARG naming origin, the record and the key,
-** PROF_ERRIO, PROF_ERRMEM]
+** origin names it in messages. The _file form reads the fixture at path (a save_path capture's
+** output included). [may fail: PROF_ERRSTATE, PROF_ERRARG naming origin, the record and the
+** key, PROF_ERRIO, PROF_ERRMEM]
 */
 PROF_API int prof_capture_replay_json(prof_State *S, const char *text, size_t len,
                                       const char *origin);
@@ -824,7 +832,8 @@ PROF_API int prof_capture_replay_file(prof_State *S, const char *path);
 ** time equal to host time, and queues them as one buffer (one pool buffer per launch: drain
 ** between many). It returns once that work has ended on the host clock (it waits, as a launch
 ** and a synchronize would), so the records lie inside the window and inside the op around the
-** call. Use it without replay clock pairs.
+** call. Use it without replay clock pairs. A replay capture's hooks keep one set of
+** correlation stacks: synthesise launches from one recording thread.
 */
 typedef struct prof_ReplayLaunch {
   size_t size;                 /* sizeof(prof_ReplayLaunch); 0 means that too */

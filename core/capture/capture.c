@@ -1,4 +1,5 @@
 /* capture.c — the device capture's lifecycle: open and close a source, the window, drains, stats. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include "capture.h"
@@ -120,8 +121,14 @@ int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOp
   C->started = 0;
   memset(C->live, 0, sizeof C->live);
   memset(&C->replay, 0, sizeof C->replay);
-  C->next_flow = 1u << 30;   /* synthesised launches: clear of the ids fixtures use */
-  C->last_name_in = C->last_name_out = NULL;
+  C->next_flow = 1u << 30;
+  if (C->demangle == NULL) {
+    /* the C++ runtime is loaded by every CUDA program; a plain C host may lack it (then kernel
+       names stay mangled). Loaded once, never unloaded: names stay valid for the session. */
+    void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (cxx != NULL) *(void **)&C->demangle = dlsym(cxx, "__cxa_demangle");
+  }   /* synthesised launches: clear of the ids fixtures use */
+  C->last_name_in = C->last_name_raw = C->last_name_out = NULL;
   if ((rc = profK_pool_init(S, &C->pool, o.buffers, (size_t)o.buffer_bytes)) != PROF_OK) return rc;
   if ((rc = profK_corr_init(S, &C->corr, o.correlations)) != PROF_OK) {
     release(C);
@@ -134,6 +141,18 @@ int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOp
     return rc;
   }
   sample(C);
+  if (o.save_path != NULL && (rc = profK_save_open(C, o.save_path)) != PROF_OK) {
+    if (src->disable != NULL) src->disable(C);
+    C->src = NULL;
+    release(C);
+    return rc;
+  }
+  C->opt.save_path = NULL;   /* the caller's string is not kept */
+  if (atomic_load(&S->active)) {
+    /* opened inside a window: it begins now */
+    C->window_begin = prof_now_ns();
+    C->started = 1;
+  }
   /* the hooks last: from here every op, range and module call pushes its id */
   S->corr_ud = C;
   S->corr_pop = src->pop;
@@ -178,6 +197,7 @@ void prof_capture_close(prof_State *S) {
   S->corr_ud = NULL;
   (void)drain(C, 1);
   if (C->src->disable != NULL) C->src->disable(C);
+  profK_save_close(C);
   C->stats.dropped_pool = atomic_load(&C->pool.refused);
   C->src = NULL;
   release(C);
@@ -190,7 +210,7 @@ void profK_on_reset(prof_State *S) {
   int64_t pairs = C->stats.clock_pairs;
   memset(&C->stats, 0, sizeof C->stats);
   C->stats.clock_pairs = pairs;
-  C->last_name_in = C->last_name_out = NULL;
+  C->last_name_in = C->last_name_raw = C->last_name_out = NULL;
 }
 
 void profK_on_start(prof_State *S) {

@@ -112,6 +112,7 @@ typedef struct profK_Event {
 /* {====================== sources ======================} */
 
 typedef struct profK_Capture profK_Capture;
+typedef struct profK_Saver profK_Saver;
 
 /* A buffer's record iterator: cursor starts at 0 and is the iterator's own; *rec NULL at the end. */
 typedef int (*profK_NextFn)(uint64_t *cursor, const uint8_t *buf, size_t valid, const void **rec);
@@ -156,11 +157,24 @@ struct profK_Capture {
   int64_t live[64];            /* GPU memory: live bytes per device index */
   uint32_t next_flow;          /* replay: CUPTI correlation ids of synthesised launches */
   profK_ReplayStacks replay;   /* replay hooks (single recording thread) */
-  const char *last_name_in, *last_name_out; /* interning cache of kernel names */
+  const char *last_name_in, *last_name_raw, *last_name_out; /* the last kernel name seen: its
+                                            pointer, an interned copy, and what it became */
+  /* the process's C++ demangler (libstdc++'s __cxa_demangle), when one is loaded: Kineto shows
+     kernels demangled */
+  char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
   const char *copy_names[11][8][8];         /* "Memcpy HtoD (Pageable -> Device)", interned */
   const char *set_names[8];                 /* "Memset (Device)" */
   void *cupti;                 /* the CUPTI source's state */
+  profK_Saver *saver;          /* save_path's fixture being written, or NULL */
 };
+
+/* {====================== saving (fixture_save.c) ======================} */
+
+/* The fixture at path is written as records are decoded and committed at close (atomically). */
+PROF_INTERNAL int profK_save_open(profK_Capture *C, const char *path);
+PROF_INTERNAL void profK_save_buffer(profK_Capture *C, int begin, int64_t dropped);
+PROF_INTERNAL void profK_save_record(profK_Capture *C, const void *rec);
+PROF_INTERNAL void profK_save_close(profK_Capture *C);
 
 /* {====================== decoding (decode.c) ======================} */
 

@@ -1,5 +1,6 @@
 /* decode.c — CUDA 13 activity records -> device events: times checked and mapped, window applied, correlation kept. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture.h"
@@ -76,11 +77,20 @@ static int span_times(profK_Capture *C, uint64_t start, uint64_t end, int64_t *b
 /* Interned once per distinct name: CUPTI shares one pointer across a kernel's records. */
 static const char *kernel_name(profK_Capture *C, const char *name) {
   if (name == NULL) return "unknown";
-  if (name == C->last_name_in && C->last_name_out != NULL && strcmp(name, C->last_name_out) == 0)
+  if (name == C->last_name_in && C->last_name_raw != NULL && strcmp(name, C->last_name_raw) == 0)
     return C->last_name_out;
-  const char *s = prof_intern(C->S, name);
-  if (s == NULL) return "unknown";
+  const char *s = NULL;
+  if (C->demangle != NULL && name[0] == '_' && name[1] == 'Z') {
+    int status = -1;
+    char *d = C->demangle(name, NULL, NULL, &status);   /* malloc'ed by the C++ runtime */
+    if (d != NULL && status == 0) s = prof_intern(C->S, d);
+    free(d);
+  }
+  const char *raw = prof_intern(C->S, name);
+  if (s == NULL) s = raw;
+  if (s == NULL || raw == NULL) return "unknown";
   C->last_name_in = name;
+  C->last_name_raw = raw;
   C->last_name_out = s;
   return s;
 }
@@ -282,6 +292,7 @@ static void external(profK_Capture *C, const CUpti_ActivityExternalCorrelation *
 
 static void record(profK_Capture *C, const CUpti_Activity *r) {
   C->stats.records++;
+  if (C->saver != NULL) profK_save_record(C, r);
   switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: kernel(C, (const void *)r); break;
@@ -341,7 +352,9 @@ int profK_decode_ready(profK_Capture *C) {
   for (int32_t i; (i = profK_pool_next_ready(&C->pool)) >= 0;) {
     profK_Buffer *b = &C->pool.buf[i];
     C->dropped_cupti += b->dropped;
+    profK_save_buffer(C, 1, b->dropped);
     int r = profK_decode_buffer(C, b->data, b->valid, C->src->next);
+    profK_save_buffer(C, 0, 0);
     if (r != PROF_OK && rc == PROF_OK) rc = r;
     profK_pool_release(&C->pool, i);
   }

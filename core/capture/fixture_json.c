@@ -1,6 +1,7 @@
 /* fixture_json.c — replay fixtures ("profrun.cupti/1" JSON) into CUDA 13 activity records, fed to the replay source. */
 #include <cJSON.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ typedef struct Ctx {
   prof_State *S;
   const char *origin;
   int buffer, record;
+  int64_t dev_base, host_base; /* "time_base": added to device and host times */
 } Ctx;
 
 __attribute__((format(printf, 2, 3))) static int bad(const Ctx *c, const char *fmt, ...) {
@@ -134,6 +136,13 @@ static size_t put(uint8_t *out, size_t cap, size_t at, const void *rec, uint32_t
     if ((rc = num(c, r, key, def, &v_)) != PROF_OK) return rc;  \
     dst = v_;                                                    \
   } while (0)
+/* A device time: relative to time_base.device when the fixture has one (0 when absent) */
+#define TIME(key, dst)                                           \
+  do {                                                           \
+    int64_t v_;                                                  \
+    if ((rc = num(c, r, key, 0, &v_)) != PROF_OK) return rc;    \
+    dst = cJSON_GetObjectItemCaseSensitive(r, key) != NULL ? (uint64_t)(v_ + c->dev_base) : 0; \
+  } while (0)
 
 /* One record object -> its struct, appended at *at. */
 static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t *at) {
@@ -153,8 +162,8 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       CUpti_ActivityKernel10 x;
       memset(&x, 0, sizeof x);
       x.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-      NUM("start", 0, x.start);
-      NUM("end", 0, x.end);
+      TIME("start", x.start);
+      TIME("end", x.end);
       NUM("device", 0, x.deviceId);
       NUM("context", 1, x.contextId);
       NUM("stream", 7, x.streamId);
@@ -183,8 +192,8 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
         return rc;
       x.copyKind = (uint8_t)ck, x.srcKind = (uint8_t)sk, x.dstKind = (uint8_t)dk;
       NUM("bytes", 0, x.bytes);
-      NUM("start", 0, x.start);
-      NUM("end", 0, x.end);
+      TIME("start", x.start);
+      TIME("end", x.end);
       NUM("device", 0, x.deviceId);
       NUM("context", 1, x.contextId);
       NUM("stream", 7, x.streamId);
@@ -202,8 +211,8 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       x.memoryKind = (uint16_t)mk;
       NUM("value", 0, x.value);
       NUM("bytes", 0, x.bytes);
-      NUM("start", 0, x.start);
-      NUM("end", 0, x.end);
+      TIME("start", x.start);
+      TIME("end", x.end);
       NUM("device", 0, x.deviceId);
       NUM("context", 1, x.contextId);
       NUM("stream", 7, x.streamId);
@@ -218,8 +227,8 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       x.kind = kind == 3 ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
       NUM("cbid", kind == 3 ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000
                             : CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, x.cbid);
-      NUM("start", 0, x.start);
-      NUM("end", 0, x.end);
+      TIME("start", x.start);
+      TIME("end", x.end);
       NUM("correlation", 0, x.correlationId);
       NUM("thread", 0, x.threadId);
       NUM("process", 0, x.processId);
@@ -239,7 +248,7 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       x.memoryKind = (CUpti_ActivityMemoryKind)mk;
       NUM("address", 0, x.address);
       NUM("bytes", 0, x.bytes);
-      NUM("timestamp", 0, x.timestamp);
+      TIME("timestamp", x.timestamp);
       NUM("device", 0, x.deviceId);
       NUM("context", 1, x.contextId);
       NUM("stream", 7, x.streamId);
@@ -277,8 +286,8 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       if ((rc = named(c, r, "overhead_kind", overhead_name, 7, 3, &ok)) != PROF_OK) return rc;
       x.overheadKind = ok >= 0 && ok < 7 ? (CUpti_ActivityOverheadKind)overhead_kinds[ok]
                                          : (CUpti_ActivityOverheadKind)ok;
-      NUM("start", 0, x.start);
-      NUM("end", 0, x.end);
+      TIME("start", x.start);
+      TIME("end", x.end);
       NUM("correlation", 0, x.correlationId);
       next = put(out, cap, *at, &x, sizeof x);
       break;
@@ -308,22 +317,36 @@ static int replay_doc(prof_State *S, const cJSON *doc, const char *origin, uint8
   for (const cJSON *f = doc->child; f != NULL; f = f->next)
     if (strcmp(f->string, "schema") != 0 && strcmp(f->string, "clock") != 0 &&
         strcmp(f->string, "window") != 0 && strcmp(f->string, "buffers") != 0 &&
-        strcmp(f->string, "comment") != 0)
-      return bad(c, "unknown key \"%s\" (schema, comment, clock, window, buffers)", f->string);
+        strcmp(f->string, "comment") != 0 && strcmp(f->string, "time_base") != 0)
+      return bad(c, "unknown key \"%s\" (schema, comment, time_base, clock, window, buffers)",
+                 f->string);
+  /* exact 64-bit bases as strings (a double holds 53 bits; CUPTI's clock is epoch ns) */
+  const cJSON *tb = cJSON_GetObjectItemCaseSensitive(doc, "time_base");
+  if (tb != NULL) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(tb, "device");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(tb, "host");
+    char *end1 = NULL, *end2 = NULL;
+    if (!cJSON_IsObject(tb) || !cJSON_IsString(d) || !cJSON_IsString(h))
+      return bad(c, "\"time_base\" must be {\"device\": \"<ns>\", \"host\": \"<ns>\"} (strings)");
+    ctx.dev_base = strtoll(d->valuestring, &end1, 10);
+    ctx.host_base = strtoll(h->valuestring, &end2, 10);
+    if (*d->valuestring == '\0' || *end1 != '\0' || *h->valuestring == '\0' || *end2 != '\0')
+      return bad(c, "\"time_base\" values must be decimal integers");
+  }
   const cJSON *clock = cJSON_GetObjectItemCaseSensitive(doc, "clock");
   if (clock != NULL) {
     if (!cJSON_IsArray(clock)) return bad(c, "\"clock\" must be an array of [device_ns, host_ns]");
     for (const cJSON *p = clock->child; p != NULL; p = p->next) {
       int64_t d, h;
       if ((rc = pair(c, p, "a clock entry", &d, &h)) != PROF_OK) return rc;
-      if (prof_capture_replay_clock(S, d, h) != PROF_OK) return bad(c, "clock pairs must come in increasing device time");
+      if (prof_capture_replay_clock(S, d + c->dev_base, h + c->host_base) != PROF_OK) return bad(c, "clock pairs must come in increasing device time");
     }
   }
   const cJSON *window = cJSON_GetObjectItemCaseSensitive(doc, "window");
   if (window != NULL) {
     int64_t b, e;
     if ((rc = pair(c, window, "\"window\"", &b, &e)) != PROF_OK) return rc;
-    if (prof_capture_replay_window(S, b, e) != PROF_OK) return bad(c, "\"window\" ends before it begins");
+    if (prof_capture_replay_window(S, b + c->host_base, e + c->host_base) != PROF_OK) return bad(c, "\"window\" ends before it begins");
   }
   const cJSON *buffers = cJSON_GetObjectItemCaseSensitive(doc, "buffers");
   if (!cJSON_IsArray(buffers)) return bad(c, "\"buffers\" must be an array of {records = [...]}");

@@ -58,9 +58,10 @@ int lcapture_open(lua_State *L) {
     o.buffers = (int32_t)lbind_opt_int(L, 3, "buffers", o.buffers);
     o.device_events = (int64_t)lbind_opt_int(L, 3, "device_events", o.device_events);
     o.correlations = (int64_t)lbind_opt_int(L, 3, "correlations", o.correlations);
+    o.save_path = lbind_opt_str(L, 3, "save_path", NULL);   /* copied by the core */
   }
   int rc = prof_capture_open(S, (prof_CaptureKind)kind, &o);
-  if (rc == PROF_ERRDEVICE || rc == PROF_ERRMEM) return nil_msg(L, S);
+  if (rc == PROF_ERRDEVICE || rc == PROF_ERRMEM || rc == PROF_ERRIO) return nil_msg(L, S);
   if (rc != PROF_OK) {
     lua_pushstring(L, prof_errmsg(S));
     return lua_error(L);
