@@ -146,8 +146,9 @@ int main(void) {
 #else
 
 int main(void) {
-  printf("built without the CUPTI headers: nothing to replay\n0 passed, 0 failed\n");
-  return 0;
+  printf("built without the CUPTI headers: nothing to replay\n");
+  (void)t_current_failed_;
+  return T_DONE();
 }
 
 #endif
