@@ -287,12 +287,16 @@ static const char *const column_fields[] = {"id", "parent", "name", "type", "dep
                                             "params_counted", "ignored", "rule", "hidden", NULL};
 static const char *const count_fields[] = {"calls", "macs", "flops", "bytes_read", "bytes_written",
                                            "self_macs", "self_flops", "self_bytes_read",
-                                           "self_bytes_written", "time_ns", NULL};
+                                           "self_bytes_written", "time_ns", "device_time_ns",
+                                           "self_device_time_ns", "device_ops", NULL};
 
-static int64_t count_field(const prof_Counts *c, int k) {
+/* count k of phase p of the module (count_fields' order; the device ones from the capture) */
+static int64_t count_field(const prof_ModuleInfo *info, int p, int k) {
+  const prof_Counts *c = &info->phase[p];
   const int64_t v[] = {c->calls, c->macs, c->flops, c->bytes_read, c->bytes_written,
                        c->self_macs, c->self_flops, c->self_bytes_read, c->self_bytes_written,
-                       c->time_ns};
+                       c->time_ns, info->device_time_ns[p], info->self_device_time_ns[p],
+                       info->device_ops[p]};
   return v[k];
 }
 
@@ -316,7 +320,7 @@ static int parse_column(const char *name, int *field, int *phase, int *count) {
    "parent" (false for a root), "name", "type", "depth", "params", "params_counted", "ignored",
    "rule", "hidden", or "fwd.macs"-style counts of a phase): the fields a reader needs from a
    million modules as a few arrays, 16 bytes a value, instead of S:modules' four tables a row. */
-#define MAX_COLUMNS 64   /* more than every field and count there is (40) */
+#define MAX_COLUMNS 64   /* more than every field and count there is (49) */
 static int s_module_columns(lua_State *L) {
   prof_State *S = snapshot_S(L);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -363,7 +367,7 @@ static int s_module_columns(lua_State *L) {
           case COL_IGNORED: lua_pushboolean(L, (info.flags & PROF_MODULE_IGNORED) != 0); break;
           case COL_RULE: lua_pushboolean(L, (info.flags & PROF_MODULE_RULE) != 0); break;
           case COL_HIDDEN: lua_pushboolean(L, info.hidden); break;
-          default: lua_pushinteger(L, (lua_Integer)count_field(&info.phase[phase[j]], count[j]));
+          default: lua_pushinteger(L, (lua_Integer)count_field(&info, phase[j], count[j]));
         }
         lua_rawseti(L, out + 1 + j, lo + k + 1);
       }

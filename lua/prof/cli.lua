@@ -104,6 +104,23 @@ local function check_device(name)
   return nil, string.format("--device %s: %s", name, why)
 end
 
+-- A config that demands the GPU's activity (profiler.enabled with "cuda" in profiler.activities)
+-- where CUPTI cannot run is a config error before the script runs, saying why (the capture's
+-- reason: no driver, no device, no CUPTI in the build); a script that only asks for it gets a
+-- warning and a CPU-only profile instead (prof.profiler).
+local function check_cuda_activity(cfg_path)
+  if not config.value("profiler.enabled") then return true end
+  local wants = false
+  for _, a in ipairs(config.value("profiler.activities") or {}) do
+    if a == "cuda" then wants = true end
+  end
+  if not wants then return true end
+  local ok, why = require("prof.capture").available()
+  if ok then return true end
+  return nil, string.format('%sprofiler.activities: "cuda" needs the GPU capture: %s',
+    cfg_path and cfg_path .. ": " or "", tostring(why))
+end
+
 -- A script that cannot be run as one (missing, unreadable, a directory) is a usage error.
 local function check_script(path)
   local f, err = io.open(path, "r")
@@ -230,6 +247,11 @@ function M.main(argv)
   local sok, serr = check_script(o.script)
   if not sok then return usage_error(serr) end
   config.set(cfg)
+  local cok, cuerr = check_cuda_activity(o.config)
+  if not cok then
+    io.stderr:write("profrun: ", cuerr, "\n")
+    return 2
+  end
   if o.verbose and #cfg.unused_keys > 0 then
     io.stderr:write("profrun: DeepSpeed keys accepted but not used: ",
       table.concat(cfg.unused_keys, ", "), "\n")

@@ -8,6 +8,7 @@ local ignore = require "prof.ignore"
 local report = require "prof.report"
 local rules = require "prof.rules"
 local units = require "prof.report.units"
+local capture = require "prof.capture"
 
 local M = {}
 
@@ -32,7 +33,12 @@ end
 -- rows were four tables each, most of a large run's garbage).
 local PROFILE_COLUMNS = { "id", "parent", "name", "type", "depth", "params_counted", "hidden",
   "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls", "fwd.time_ns",
-  "bwd.time_ns", "bwd.calls", "bwd.flops" }
+  "fwd.device_time_ns", "bwd.time_ns", "bwd.device_time_ns", "bwd.calls", "bwd.flops" }
+
+local function model_dtype(model)
+  local p = model:first_parameter()
+  return p and p.dtype or "float32"
+end
 
 local function model_device(model)
   local p = model:first_parameter()
@@ -127,6 +133,35 @@ local function apply_rule(_, m, id, inputs, output)
   hooks.S:apply_rule(id, m, inputs, output)
 end
 
+-- On cuda a module's latency is its GPU time: the kernels, copies and memsets the capture
+-- attributes to it (the snapshot's device_time_ns), never host time around a synchronisation
+-- per module (that would serialise the very launches being measured). self.capture = "replay"
+-- takes recorded activity instead of CUPTI (specs). Where CUPTI cannot run, a warning says why
+-- and the latencies are n/a: host time on cuda is launch time, not the work.
+local function open_capture(self, S)
+  self.device_timed = nil
+  if self.device ~= "cuda" and self.capture == nil then return end
+  local ok, why = capture.open(S, self.capture)
+  if ok then
+    self.device_timed = true
+  else
+    self.device_timed = false
+    require("prof.schedule").warn("flops profiler: no GPU time on cuda: " .. tostring(why)
+      .. "; module latencies are n/a")
+  end
+end
+
+-- A phase's latency in seconds from a module row: GPU time where the capture ran, host time
+-- elsewhere (nil on meta, where nothing runs, and for a phase that took no time).
+local function latency(self, host_ns, device_ns)
+  if self.device_timed ~= nil then
+    local ns = self.device_timed and device_ns or 0
+    return ns > 0 and ns / 1e9 or nil
+  end
+  if self.device == "meta" then return nil end
+  return host_ns > 0 and host_ns / 1e9 or nil
+end
+
 -- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
 function FlopsProfiler:start_profile(ignore_list)
   if type(ignore_list) == "table" and ignore_list.ignore_list ~= nil then
@@ -147,6 +182,8 @@ function FlopsProfiler:start_profile(ignore_list)
   self.rule_types = {}
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
   self.device = model_device(self.model)
+  self.dtype = model_dtype(self.model)
+  open_capture(self, S)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
   S:start()
@@ -157,7 +194,9 @@ end
 function FlopsProfiler:stop_profile()
   local S = self.S
   if S == nil or not S:active() then return end
+  if self.device_timed then capture.synchronize() end   -- one wait, at the end
   S:stop()
+  if self.device_timed ~= nil then capture.close(S) end
   if hooks.S == S then
     hooks.S, hooks.ids, hooks.rules = nil, nil, nil
     core.set_recorder(nil)
@@ -205,7 +244,11 @@ end
 -- Seconds of the model's forward calls; nil on meta, where nothing ran.
 function FlopsProfiler:get_total_duration(as_string)
   local r = root_counts(self)
-  local s = (self.device ~= "meta" and r.fwd.calls > 0) and r.fwd.time_ns / 1e9 or nil
+  local s
+  if r.fwd.calls > 0 then
+    if self.device_timed ~= nil then s = latency(self, r.fwd.time_ns, r.fwd.device_time_ns)
+    elseif self.device ~= "meta" then s = r.fwd.time_ns / 1e9 end
+  end
   if as_string then return s and units.duration_to_string(s) or "n/a" end
   return s
 end
@@ -227,12 +270,12 @@ function FlopsProfiler:profile(extra)
   extra = extra or {}
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
-  local timed = self.device ~= "meta"
   local index = {}
   local modules = {}
   local c = S:module_columns(PROFILE_COLUMNS)
   local ids, parents, names, types = c.id, c.parent, c.name, c.type
   local fwd_time, bwd_time, bwd_calls = c["fwd.time_ns"], c["bwd.time_ns"], c["bwd.calls"]
+  local fwd_device, bwd_device = c["fwd.device_time_ns"], c["bwd.device_time_ns"]
   for i = 1, #ids do
     index[ids[i]] = i
     local m = self.objects[ids[i]]
@@ -247,8 +290,8 @@ function FlopsProfiler:profile(extra)
         or modules[parent].path .. "." .. name),
       params = c.params_counted[i], macs = c["fwd.macs"][i], flops = c["fwd.flops"][i],
       bytes = c["fwd.bytes_read"][i] + c["fwd.bytes_written"][i], calls = c["fwd.calls"][i],
-      fwd_latency_s = timed and fwd_time[i] > 0 and fwd_time[i] / 1e9 or nil,
-      bwd_latency_s = timed and bwd_time[i] > 0 and bwd_time[i] / 1e9 or nil,
+      fwd_latency_s = latency(self, fwd_time[i], fwd_device[i]),
+      bwd_latency_s = latency(self, bwd_time[i], bwd_device[i]),
       bwd_flops = bwd_calls[i] > 0 and c["bwd.flops"][i] or nil,
       extra_repr = m and m:extra_repr() or "",
       hidden = c.hidden[i],
@@ -269,6 +312,7 @@ function FlopsProfiler:profile(extra)
   local p = {
     schema = "profrun.profile/1",
     device = self.device,
+    dtype = self.dtype,   -- the parameters': which of the device's peaks is the roof
     conventions = S:conventions(),
     engine = extra.engine or false,
     profile_step = extra.profile_step or 1,
@@ -300,8 +344,10 @@ function FlopsProfiler:profile(extra)
   return p
 end
 
--- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=}
--- (DeepSpeed's positional order is accepted too). The config supplies what the call leaves out.
+-- print_model_profile{profile_step=, module_depth=, top_modules=, detailed=, output_file=} and
+-- profrun's mfu = true (the deepspeed text gets MFU on cpu too) and peaks = {flops =,
+-- bytes_per_s =, machine =} (judge against these instead of the measured ones). DeepSpeed's
+-- positional order is accepted too. The config supplies what the call leaves out.
 function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
   -- after end_profile nothing is left to print: raise as get_total_flops does, not print nothing
   if self.S == nil then error("FlopsProfiler: call start_profile first", 2) end
@@ -315,14 +361,20 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   local format = report.format_for(config.pick("flops_profiler.format", opts.format, nil), out)
   extra.exact_flops = extra.exact_flops or opts.exact_flops
   local profile = self:profile(extra)
-  if format == "json" or format == "roofline" then
-    -- the roofline verdict needs this machine's peaks (measured once, then cached; never on
-    -- meta, where the JSON goes without them)
-    local peaks, err = require("prof.peaks").for_device(self.device)
+  -- the roofline verdict and MFU need the device's peaks: opts.peaks when given (a spec, a host
+  -- that knows its machine), else measured once and cached (never on meta, where the JSON goes
+  -- without them); the json and roofline reports always carry them, the deepspeed text on cuda
+  -- or with opts.mfu (on cpu it stays DeepSpeed's, character for character)
+  local want = opts.peaks ~= nil or opts.mfu == true
+  if format == "json" or format == "roofline" or want or (self.device == "cuda" and format == "deepspeed") then
+    local peaks, err = opts.peaks, nil
+    if peaks == nil then peaks, err = require("prof.device_peaks").for_device(self.device, self.dtype) end
     if peaks ~= nil then
       require("prof.roofline").annotate(profile, peaks)
-    elseif format == "roofline" or self.device ~= "meta" then
+    elseif format == "roofline" or (self.device ~= "meta" and format == "json") or want then
       error("roofline: " .. tostring(err), 0)
+    elseif self.device ~= "meta" then
+      io.stderr:write("profrun: no MFU in the report: ", tostring(err), "\n")
     end
   end
   local ropts = {
@@ -409,7 +461,7 @@ end
 
 -- prof.get_model_profile{model=, input_shape= | args= | kwargs=, print_profile=, detailed=,
 -- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=} and profrun's
--- conventions=, rules=, format=
+-- conventions=, rules=, format=, mfu=, peaks= (print_model_profile's)
 -- returns flops, macs, params (strings unless as_string = false), as DeepSpeed does.
 function M.get_model_profile(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
@@ -453,6 +505,7 @@ function M.get_model_profile(o)
       exact_flops = exact,
       profile_step = warm_up, module_depth = o.module_depth, top_modules = o.top_modules,
       detailed = o.detailed, output_file = o.output_file, format = o.format,
+      mfu = o.mfu, peaks = o.peaks,
       extra = { profile_step = warm_up, tokens = count_tokens(args, o.kwargs) },
     })
     if not ok then

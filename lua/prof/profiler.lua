@@ -6,6 +6,7 @@ local key_averages = require "prof.report.key_averages"
 local op_names = require "prof.report.op_names"
 local memory_timeline = require "prof.report.memory_timeline"
 local output = require "prof.output"
+local capture = require "prof.capture"
 
 local M = {}
 
@@ -125,6 +126,13 @@ local function check_activities(list)
   return out
 end
 
+-- A script asked for the cuda activity where CUPTI cannot run: say why, record the CPU only
+-- (a config that demands it is refused before the script runs: prof.cli).
+local function cuda_unavailable(p, why)
+  schedule.warn(string.format('profile: activities "cuda": %s; recording the CPU only', tostring(why)))
+  p.activities.cuda = false
+end
+
 --[[
 prof.profile{activities={"cpu"}, schedule=, on_trace_ready=, record_shapes=, profile_memory=,
 with_stack=, stack_depth=, stack_skip=, with_flops=, with_modules=, capacity=} -> a profile, as
@@ -138,7 +146,11 @@ ranges keep the innermost stack_depth (default 16) frames of the script, profrun
 and sources starting with a prefix of stack_skip (e.g. {"@/usr/share/lua/"}) left out (the Source
 Location column, group_by_stack_n, export_stacks, the trace's "Call stack" and lua_function
 slices, which are exact while the stack fits stack_depth and split where it does not).
-"cuda" records the runtime's CUDA ops on the host timeline (kernels need CUPTI: not yet).
+"cuda" also captures the device's activity through CUPTI (kernels, copies, memsets, runtime
+calls, each attributed to the op and range that launched it: the CUDA columns of key_averages,
+the trace's GPU tracks); where CUPTI cannot run (no driver, no device, a build without it) a
+warning says why and the profile records the CPU only. capture = "replay" opens the replay
+source instead (recorded CUPTI activity fed through the same decoding: specs, saved captures).
 ]]
 function M.profile(o)
   o = o or {}
@@ -169,7 +181,12 @@ function M.profile(o)
     objects = {},
     names = {},           -- record_function's interned names (valid while S lives)
     log = o.log,          -- a list: transitions are appended (specs read it)
+    capture = o.capture,  -- the capture kind for "cuda": "cupti" (nil) or "replay"
   }, Profile)
+  if p.activities.cuda and p.capture ~= "replay" then
+    local ok, why = capture.available()
+    if not ok then cuda_unavailable(p, why) end
+  end
   p.ids = lazy_ids(p.S, p.objects)
   if o.start ~= false then p:start() end
   return p
@@ -194,6 +211,11 @@ function actions.prepare(p)
   local skip = { OWN_SOURCES }
   for _, prefix in ipairs(p.stack_skip) do skip[#skip + 1] = prefix end
   S:set_with_stack(p.with_stack, skip, p.stack_depth)
+  -- CUPTI is enabled before the window (its one-time costs land outside it, as in Kineto)
+  if p.activities.cuda then
+    local ok, why = capture.open(S, p.capture)
+    if not ok then cuda_unavailable(p, why) end
+  end
 end
 
 function actions.start(p)
@@ -223,7 +245,10 @@ function actions.stop(p)
   local S = p.S
   recording, gen = false, gen + 1
   rec_S = nil   -- no range reaches a stopped window (gen moved on); let the state go
+  if p.activities.cuda then capture.synchronize() end   -- the window's kernels, completed
   S:stop()
+  -- disabled between windows: nothing lingers (the decoded events stay until the next start)
+  if p.activities.cuda then capture.close(S) end
   p.window = false
   -- give back only what is still ours (the flops profiler may have taken and released it)
   if hooks.S == S then
@@ -264,6 +289,9 @@ function Profile:stop()
   if self.step_open then pop() self.step_open = false end
   self.running = false
   transit(self, self.current_action, "exit")
+  -- a capture opened at warmup whose window never recorded (skipped, or left in warmup) is
+  -- closed too: nothing of CUPTI outlives the profile
+  if self.activities.cuda then capture.close(self.S) end
 end
 
 Profile.__close = Profile.stop
@@ -310,6 +338,13 @@ function Profile:events_dropped()
   return self.S:events_dropped()
 end
 
+-- p:capture_stats(): the GPU capture's counters for the last window (records, kernels, drops,
+-- out-of-window records, attribution_rate...; CONTRACT.md), nil when "cuda" was not captured.
+function Profile:capture_stats()
+  if not self.activities.cuda or self.S.capture_stats == nil then return nil end
+  return self.S:capture_stats()
+end
+
 function Profile:memory_peak(device)
   return self.S:memory_peak(device or "cpu")
 end
@@ -345,6 +380,13 @@ function Profile:memory_peak_by_module(opts)
   return setmetatable(tl.by_module, { __index = { table = memory_timeline.table } })
 end
 
+-- Device records the capture lost in the last window (its buffers or event store were full).
+local function device_dropped(p)
+  local st = p:capture_stats()
+  if st == nil then return 0 end
+  return (st.dropped_cupti or 0) + (st.dropped_pool or 0) + (st.dropped_events or 0)
+end
+
 -- p:key_averages{group_by_input_shape=, group_by_stack_n=}: rows with :table{...}.
 function Profile:key_averages(o)
   o = o or {}
@@ -354,6 +396,7 @@ function Profile:key_averages(o)
     profile_memory = self.profile_memory,
     with_flops = self.with_flops,
     dropped = self:events_dropped(),
+    device_dropped = device_dropped(self),
   })
 end
 
@@ -461,8 +504,9 @@ end
 Starts the global profiler from the config's profiler section (profrun calls it before the
 script when profiler.enabled). A schedule section left at its defaults means no schedule: the
 whole run is one window. Each delivered window is printed as a key_averages table (sorted by
-cpu_time_total) to out, and written as a trace under output_dir (tensorboard_trace_handler's
-naming) or, for the last window, to trace_file, when the build has the trace writer.
+cpu_time_total, or cuda_time_total when the GPU is captured) to out, and written as a trace
+under output_dir (tensorboard_trace_handler's naming) or, for the last window, to trace_file,
+when the build has the trace writer.
 ]]
 function M.start_global(section, out)
   out = out or io.stdout
@@ -487,11 +531,14 @@ function M.start_global(section, out)
     record_shapes = section.record_shapes, profile_memory = section.profile_memory,
     with_stack = section.with_stack, with_flops = section.with_flops,
     with_modules = section.with_modules,
+    capture = section.capture,   -- not a config key: "replay" for specs that drive this directly
     on_trace_ready = function(q)
       windows = windows + 1
       out:write(string.format("profrun: activity profiler, window %d (to step %d)\n", windows,
         q.step_num))
-      out:write(q:key_averages():table{ sort_by = "cpu_time_total", row_limit = 20 })
+      -- with the GPU captured, by CUDA time (the tutorial's sort_by="cuda_time_total")
+      local by = q.activities.cuda and "cuda_time_total" or "cpu_time_total"
+      out:write(q:key_averages():table{ sort_by = by, row_limit = 20 })
       if handler and q.S.export_chrome_trace then
         local ok, err = handler(q)
         if not ok then error("profiler.output_dir: " .. tostring(err), 0) end

@@ -23,6 +23,13 @@
 --   profile counted under deepspeed conventions (which count tanh, losses, operators... as 0), and
 --   no verdict at all when that count is unknown (m.exact_flops == false).
 -- Shares can exceed 1 when a module's data fits in cache: the memory roof is a DRAM copy's.
+--
+-- MFU (model FLOPs utilisation) is the FLOP/s a report prints divided by the device's peak
+-- FLOP/s: per module, achieved_flops / peak (its flops_share, named as the field users look for);
+-- for the forward, fwd_flops / fwd_latency_s / peak; for the step (the engine's iteration),
+-- DeepSpeed's iteration FLOPS ((3 + recompute_fwd_factor) x fwd flops x micro-batches / iter
+-- latency) / peak. The peak is the device's: on cpu the measured sgemm rate, on cuda the GPU's
+-- GEMM rate for the dtype the model ran in (prof.device_peaks).
 local M = {}
 
 M.OVERHEAD_SHARE = 0.10
@@ -62,6 +69,7 @@ function M.classify(m, peaks)
   if t ~= nil then
     r.achieved_flops = flops / t
     r.flops_share = r.achieved_flops / peaks.flops
+    r.mfu = r.flops_share
     if bytes ~= nil then
       r.achieved_bytes_per_s = bytes / t
       r.bytes_share = r.achieved_bytes_per_s / peaks.bytes_per_s
@@ -83,15 +91,40 @@ function M.classify(m, peaks)
 end
 
 M.MODULE_FIELDS = { "intensity", "achieved_flops", "achieved_bytes_per_s", "flops_share", "bytes_share",
-  "roof_share", "bound", "bound_expected" }
+  "roof_share", "mfu", "bound", "bound_expected" }
+
+local function known(x)
+  return type(x) == "number" and x == x and x > 0 and x < math.huge
+end
+
+-- The profile's MFU: fwd (the forward's FLOP/s / peak) and iter (the engine's iteration FLOP/s /
+-- peak, nil outside the engine or without an iteration latency); nil where a latency is unknown.
+-- The FLOPs are the profile's (the conventions it prints), as the FLOPS lines of its report.
+function M.mfu(profile, peaks)
+  check_peaks(peaks, 2)
+  local flops = profile.fwd_flops
+  if flops == nil and profile.modules and profile.modules[1] then flops = profile.modules[1].flops end
+  if flops == nil then return {} end
+  local out = {}
+  local fwd = profile.fwd_latency_s
+  if known(fwd) then out.fwd = flops / fwd / peaks.flops end
+  local iter = profile.iter_latency_s
+  if profile.engine and known(iter) then
+    local work = (3 + (profile.recompute_fwd_factor or 0)) * flops * (profile.gradient_accumulation_steps or 1)
+    out.iter = work / iter / peaks.flops
+  end
+  return out
+end
 
 -- annotate(profile, peaks) -> profile, mutated:
 -- * profile: peak_flops (FLOP/s), peak_bytes_per_s (B/s, read + written), ridge_intensity (FLOP/B),
---   peaks_machine (peaks.machine, may be nil);
+--   peaks_machine (peaks.machine, may be nil); fwd_mfu, iter_mfu (M.mfu's) and mfu, the step's:
+--   iter_mfu where the engine timed an iteration, else fwd_mfu (nil when neither is known);
 -- * every module (hidden ones too): the M.MODULE_FIELDS of M.classify — intensity (FLOP/B, nil when
 --   bytes is 0 or unknown), achieved_flops and achieved_bytes_per_s (per second of forward latency,
 --   nil without one), flops_share / bytes_share (achieved / peak, 0..1, may exceed 1 from cache),
---   roof_share (roofline time / measured time), bound ("compute" | "memory" | "overhead" | nil),
+--   roof_share (roofline time / measured time), mfu (= flops_share: achieved FLOP/s / peak),
+--   bound ("compute" | "memory" | "overhead" | nil),
 --   bound_expected (true when the bound comes from intensity alone).
 -- Calling it again with other peaks overwrites every field (nil ones included).
 function M.annotate(profile, peaks)
@@ -100,6 +133,9 @@ function M.annotate(profile, peaks)
   profile.peak_bytes_per_s = peaks.bytes_per_s
   profile.ridge_intensity = peaks.flops / peaks.bytes_per_s
   profile.peaks_machine = peaks.machine
+  local u = M.mfu(profile, peaks)
+  profile.fwd_mfu, profile.iter_mfu = u.fwd, u.iter
+  profile.mfu = u.iter or u.fwd
   for _, m in ipairs(profile.modules or {}) do
     local r = M.classify(m, peaks)
     for _, k in ipairs(M.MODULE_FIELDS) do m[k] = r[k] end

@@ -5,6 +5,10 @@
 -- innermost, and a module_depth beyond the tree prints what exists; unknown latencies (meta device)
 -- print "n/a" and a zero latency prints "0 FLOPS" instead of dividing by zero; hidden (ignored)
 -- modules give their rows to their children; fold = true containers print "(0-23): 24 x ...".
+-- A profile that carries the device's peaks (prof.roofline.annotate: on cuda, or when asked for
+-- with mfu = true / peaks = {...}) also gets MFU, the FLOPS printed beside it over the peak: a
+-- "fwd MFU" line after the fwd FLOPS, an "MFU per GPU" line after the iteration FLOPS, and
+-- "N% MFU" after each module's FLOPS (DeepSpeed prints none of these).
 local units = require "prof.report.units"
 local tree = require "prof.report.tree"
 
@@ -54,6 +58,12 @@ local function rate(work, latency)
   if work == nil or latency == nil then return "n/a" end
   if latency == 0 then return units.flops_to_string(0) end
   return units.flops_to_string(work / latency)
+end
+
+-- A share of the peak as a percentage ("n/a" when unknown).
+local function mfu_text(share)
+  if share == nil then return "n/a" end
+  return string.format("%.2f%%", 100 * share)
 end
 
 -- Python's repr of a str: single quotes unless the text holds ' and no ".
@@ -112,6 +122,12 @@ local function summary(out, p, root, opts)
   if fwd == nil and root then fwd = tree.duration(p, root) end
   out(line("fwd latency: ", units.duration_to_string(fwd)))
   out(line("fwd FLOPS per GPU = fwd flops per GPU / fwd latency: ", rate(flops, fwd)))
+  local peak = p.peak_flops
+  if peak then
+    out(line("peak FLOPS per GPU" .. (p.peaks_machine and " (" .. p.peaks_machine .. ")" or "") .. ": ",
+      units.flops_to_string(peak)))
+    out(line("fwd MFU per GPU = fwd FLOPS per GPU / peak FLOPS: ", mfu_text(p.fwd_mfu)))
+  end
 
   if p.engine then
     local factor = 2 + (p.recompute_fwd_factor or 0.0)
@@ -139,6 +155,7 @@ local function summary(out, p, root, opts)
     local per_iter = gas > 1 and " * " .. units.pystr(gas) .. " micro-batches" or ""
     out(line("FLOPS per GPU = " .. fb1 .. " * fwd flops per GPU" .. per_iter .. " / iter latency: ",
       rate(flops and (factor + 1) * flops * gas, iter)))
+    if peak then out(line("MFU per GPU = FLOPS per GPU / peak FLOPS: ", mfu_text(p.iter_mfu))) end
     local sps = p.samples_per_s
     out(line("samples/second: ", units.pystr(sps and units.round(sps, P))))
   end
@@ -176,7 +193,9 @@ local function backward_item(m)
 end
 
 local function detailed(out, p, root, with_backward)
+  local peak = p.peak_flops
   for i, l in ipairs(DETAIL_HEAD) do
+    if i == 4 and peak then l = l .. ", fwd MFU (fwd FLOPS / peak FLOPS)" end
     if i == 4 and with_backward then l = l .. ", bwd flops, bwd latency, bwd FLOPS (measured)" end
     out(l)
   end
@@ -198,6 +217,10 @@ local function detailed(out, p, root, with_backward)
       else
         items[4] = units.flops_to_string(units.round(m.flops / duration, P))
       end
+    end
+    if peak then
+      local ok = duration ~= nil and duration > 0 and m.flops ~= nil
+      items[#items + 1] = (ok and mfu_text(m.flops / duration / peak) or "n/a") .. " MFU"
     end
     if with_backward then items[#items + 1] = backward_item(m) end
     if m.extra_repr and m.extra_repr ~= "" then items[#items + 1] = m.extra_repr end

@@ -7,10 +7,11 @@
 -- path, root ""), type, depth, params, macs, flops, bytes (only when known), fwd_latency_s,
 -- bwd_latency_s, calls, then when known bwd_flops (measured), exact_flops (the forward under exact
 -- conventions, which the roofline fields use, when the profile's are deepspeed), intensity (FLOP/B), achieved_flops,
--- achieved_bytes_per_s, bound ("compute" | "memory" | "overhead") and bound_expected (the verdict
--- from intensity alone: nothing ran, e.g. on meta); the summary then also has peak_flops,
--- peak_bytes_per_s, ridge_intensity and peaks_machine. Hidden (ignored) modules are left out;
--- their children take the nearest shown ancestor as parent.
+-- achieved_bytes_per_s, mfu (achieved_flops / peak_flops), bound ("compute" | "memory" |
+-- "overhead") and bound_expected (the verdict from intensity alone: nothing ran, e.g. on meta);
+-- the summary then also has peak_flops, peak_bytes_per_s, ridge_intensity, peaks_machine and,
+-- when a latency is known, mfu (the step's), fwd_mfu and iter_mfu (prof.roofline.mfu). Hidden
+-- (ignored) modules are left out; their children take the nearest shown ancestor as parent.
 local core = require "prof.core"
 local enc = require "prof.report.json_encode"
 local tree = require "prof.report.tree"
@@ -27,7 +28,8 @@ M.MODULE_KEYS = {
   "id", "parent", "name", "type", "depth", "params", "macs", "flops", "bytes",
   "fwd_latency_s", "bwd_latency_s", "calls",
   -- present only when known: the measured backward and the roofline verdict
-  "bwd_flops", "exact_flops", "intensity", "achieved_flops", "achieved_bytes_per_s", "bound", "bound_expected",
+  "bwd_flops", "exact_flops", "intensity", "achieved_flops", "achieved_bytes_per_s", "mfu", "bound",
+  "bound_expected",
 }
 
 -- Summary keys present only when known: the engine's micro-batches per optimizer step (fwd counts
@@ -35,7 +37,7 @@ M.MODULE_KEYS = {
 -- peaks (from the roofline analysis), and saturated: true when some count passed 2^63 - 1 and
 -- stopped there.
 M.OPTIONAL_SUMMARY_KEYS = { "gradient_accumulation_steps", "peak_flops", "peak_bytes_per_s", "ridge_intensity",
-  "peaks_machine", "saturated" }
+  "peaks_machine", "mfu", "fwd_mfu", "iter_mfu", "saturated" }
 
 -- The document with its modules array holding the one item text given (or none).
 local function document(profile, items)
@@ -62,7 +64,7 @@ local SLICE = 1024
 -- The optional fields, in MODULE_KEYS order, and how each is known: present (~= nil), or truthy
 -- (exact_flops is false when not measured).
 local OPTIONAL_TAIL = { "bwd_flops", "exact_flops", "intensity", "achieved_flops", "achieved_bytes_per_s",
-                        "bound", "bound_expected" }
+                        "mfu", "bound", "bound_expected" }
 
 -- A module's JSON text, exactly as json_encode prints the object of MODULE_KEYS (nil optional
 -- fields left out): the keys and values gathered in two reused tables, the text made by one C

@@ -43,7 +43,8 @@ function M.peaks(profile, opts)
     return { flops = profile.peak_flops, bytes_per_s = profile.peak_bytes_per_s,
       machine = profile.peaks_machine }
   end
-  local p, err = require("prof.peaks").for_device(profile.device)   -- never measured on meta
+  -- the device's, in the model's dtype; never measured on meta
+  local p, err = require("prof.device_peaks").for_device(profile.device, profile.dtype)
   if p == nil then error(err, 0) end
   return p
 end

@@ -6,7 +6,19 @@
 -- the op that was open when it was allocated or freed (the core stamps it with the op's
 -- correlation), else to the innermost range around it: that is the event's self memory, and its
 -- total is self plus its children's totals, so the columns add up down the tree.
+--
+-- Device activity (kernels, copies, memsets from the capture, CONTRACT.md) is torch 1.13's: each
+-- device event is its own row (CPU columns 0, count = launches) and adds its duration to the op
+-- whose correlation id launched it (else to the range it was launched in, as torch's external
+-- correlation covers record_function too): that op's self CUDA time; its CUDA total adds its
+-- children's totals (torch's cuda_time_total). Runtime calls (cudaLaunchKernel) are CPU rows,
+-- children of the op that made them. CUDA memory is the allocator's (memory events of device
+-- "cuda", as torch's caching allocator reports them); CUPTI's gpu_memory records (the driver's
+-- allocations behind the caching allocator) and overhead records make no row.
 local M = {}
+
+-- the event kinds that ran on the device (rows of device type CUDA in torch's table)
+M.DEVICE_KINDS = { kernel = true, memcpy = true, memset = true }
 
 local EventList = {}
 EventList.__index = EventList
@@ -48,7 +60,10 @@ local function nest(items, by_corr)
           if stack[k].kind == "range" then owner = stack[k] break end
         end
       end
-      if owner ~= nil then owner.self_mem = owner.self_mem + it.mem end
+      if owner ~= nil then
+        if it.cuda then owner.self_cuda_mem = owner.self_cuda_mem + it.mem
+        else owner.self_mem = owner.self_mem + it.mem end
+      end
     else
       it.parent = stack[n]
       if it.parent then it.parent.child_ns = it.parent.child_ns + (it.t1 - it.t0) end
@@ -60,34 +75,58 @@ local function nest(items, by_corr)
     local it = items[i]
     if it.mem == nil then
       it.total_mem = it.total_mem + it.self_mem
-      if it.parent then it.parent.total_mem = it.parent.total_mem + it.total_mem end
+      it.total_cuda_mem = it.total_cuda_mem + it.self_cuda_mem
+      it.total_cuda_ns = it.total_cuda_ns + it.self_cuda_ns
+      local up = it.parent
+      if up then
+        up.total_mem = up.total_mem + it.total_mem
+        up.total_cuda_mem = up.total_cuda_mem + it.total_cuda_mem
+        up.total_cuda_ns = up.total_cuda_ns + it.total_cuda_ns
+      end
     end
   end
 end
 
 -- Every op and range of events as an item {name, kind, t0, t1, child_ns, stack, ...}, nested per
--- thread (self time = t1 - t0 - child_ns), and the items in time order.
+-- thread (self time = t1 - t0 - child_ns), and the items in time order; device events as items
+-- of kind "device" (never nested: they ran on the device), their time given to the op that
+-- launched them (self_cuda_ns) before the nesting sums the totals up the tree.
 local function items_of(events, o)
-  local threads, all, by_corr = {}, {}, {}
+  local threads, all, by_corr, by_range, device = {}, {}, {}, {}, {}
   for i, e in ipairs(events) do
     local it
-    if e.kind == "op" or e.kind == "range" then
+    local kind = e.kind
+    if kind == "op" or kind == "range" or kind == "runtime" then
       local name = e.name
-      if e.kind == "range" and name:match("^ProfilerStep#%d+$") then name = "ProfilerStep*" end
-      it = { idx = i, kind = e.kind, name = name, t0 = e.t_begin_ns, t1 = e.t_end_ns,
+      if kind == "range" and name:match("^ProfilerStep#%d+$") then name = "ProfilerStep*" end
+      it = { idx = i, kind = kind, name = name, t0 = e.t_begin_ns, t1 = e.t_end_ns,
              thread = e.thread, flops = e.flops or 0, shapes = e.input_shapes, stack = e.stack,
-             child_ns = 0, self_mem = 0, total_mem = 0 }
+             child_ns = 0, self_mem = 0, total_mem = 0, self_cuda_mem = 0, total_cuda_mem = 0,
+             self_cuda_ns = 0, total_cuda_ns = 0 }
       all[#all + 1] = it
-      if e.kind == "op" and e.correlation ~= 0 then by_corr[e.correlation] = it end
-    elseif e.kind == "memory" and o.profile_memory and e.device ~= "cuda" then
+      if kind == "op" and e.correlation ~= 0 then by_corr[e.correlation] = it end
+      if kind == "range" and (e.correlation or 0) ~= 0 then by_range[e.correlation] = it end
+    elseif kind == "memory" and o.profile_memory then
       it = { idx = i, t0 = e.t_begin_ns, t1 = e.t_begin_ns, thread = e.thread,
-             mem = e.value, corr = e.correlation }
+             mem = e.value, corr = e.correlation, cuda = e.device == "cuda" }
+    elseif M.DEVICE_KINDS[kind] then
+      local ns = math.max(0, e.t_end_ns - e.t_begin_ns)
+      device[#device + 1] = { idx = i, kind = "device", name = e.name, t0 = e.t_begin_ns,
+        t1 = e.t_end_ns, corr = e.correlation, range = e.range, flops = 0, child_ns = 0, self_mem = 0,
+        total_mem = 0, self_cuda_mem = 0, total_cuda_mem = 0, self_cuda_ns = ns,
+        total_cuda_ns = ns }
     end
     if it then
       local list = threads[it.thread]
       if list == nil then list = {} threads[it.thread] = list end
       list[#list + 1] = it
     end
+  end
+  for _, d in ipairs(device) do
+    local owner = d.corr ~= nil and d.corr ~= 0 and by_corr[d.corr] or nil
+    if owner == nil and d.range ~= nil and d.range ~= 0 then owner = by_range[d.range] end
+    if owner ~= nil then owner.self_cuda_ns = owner.self_cuda_ns + d.self_cuda_ns end
+    all[#all + 1] = d
   end
   for _, list in pairs(threads) do
     table.sort(list, by_time)
@@ -100,8 +139,8 @@ end
 --[[
 Collapsed stacks for flame graphs (torch's export_stacks): one line per event that has a stack
 and a positive metric, its frames outermost first joined by ';', a space, the metric in whole
-µs. metric: "self_cpu_time_total" (the event's self time) or "cpu_time_total"; the cuda metrics
-give no lines while no kernel is recorded.
+µs. metric: "self_cpu_time_total" (the event's self time), "cpu_time_total", or their CUDA twins
+(the kernels the event launched, with or without its children's).
 ]]
 local METRICS = { self_cpu_time_total = true, cpu_time_total = true,
                   self_cuda_time_total = true, cuda_time_total = true }
@@ -112,11 +151,12 @@ function M.collapsed_stacks(events, metric)
       "cpu_time_total, self_cuda_time_total, cuda_time_total", tostring(metric)), 3)
   end
   local lines = {}
-  if metric:find("cuda", 1, true) then return "" end
   for _, it in ipairs(items_of(events, {})) do
     if it.stack and #it.stack > 0 then
       local ns = it.t1 - it.t0
-      if metric == "self_cpu_time_total" then ns = math.max(0, ns - it.child_ns) end
+      if metric == "self_cpu_time_total" then ns = math.max(0, ns - it.child_ns)
+      elseif metric == "self_cuda_time_total" then ns = it.self_cuda_ns
+      elseif metric == "cuda_time_total" then ns = it.total_cuda_ns end
       local us = ns // 1000
       if us > 0 then
         local frames = {}
@@ -131,7 +171,8 @@ end
 --[[
 Builds the averaged rows from p:events() (plain tables as prof.State:events gives them, names as
 torch spells them). o: group_by_input_shape, group_by_stack_n, profile_memory, with_flops,
-dropped. "ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
+dropped, device_dropped (device records the GPU capture lost: one more footer line).
+"ProfilerStep#N" ranges average under "ProfilerStep*", as torch's table shows them.
 ]]
 function M.build(events, o)
   o = o or {}
@@ -140,6 +181,8 @@ function M.build(events, o)
   local nstack = o.group_by_stack_n or 0
   for _, it in ipairs(all) do
     local key = it.name
+    -- torch's key holds the device type: a kernel never averages with an op of its name
+    if it.kind == "device" then key = "\1" .. key end
     if o.group_by_input_shape then key = key .. "\0" .. shapes_text(it.shapes) end
     if nstack > 0 then
       local frames = {}
@@ -153,25 +196,34 @@ function M.build(events, o)
             cuda_time_total = 0.0, self_cuda_time_total = 0.0, cuda_time = 0.0,
             cuda_memory_usage = 0, self_cuda_memory_usage = 0,
             input_shapes = it.shapes, stack = it.stack or {}, is_user_annotation = it.kind == "range",
+            device_type = it.kind == "device" and "cuda" or "cpu",
             -- torch's FunctionEventAvg keeps its first event's parent
             cpu_parent = it.parent and it.parent.name or nil }
       index[key] = r
       rows[#rows + 1] = r
     end
-    local dur = it.t1 - it.t0
     r.count = r.count + 1
-    r.cpu_time_total = r.cpu_time_total + dur / 1000
-    r.self_cpu_time_total = r.self_cpu_time_total + math.max(0, dur - it.child_ns) / 1000
+    if it.kind ~= "device" then   -- a device event has no CPU time (torch's cpu_time_total: 0)
+      local dur = it.t1 - it.t0
+      r.cpu_time_total = r.cpu_time_total + dur / 1000
+      r.self_cpu_time_total = r.self_cpu_time_total + math.max(0, dur - it.child_ns) / 1000
+    end
     r.cpu_memory_usage = r.cpu_memory_usage + it.total_mem
     r.self_cpu_memory_usage = r.self_cpu_memory_usage + it.self_mem
+    r.cuda_time_total = r.cuda_time_total + it.total_cuda_ns / 1000
+    r.self_cuda_time_total = r.self_cuda_time_total + it.self_cuda_ns / 1000
+    r.cuda_memory_usage = r.cuda_memory_usage + it.total_cuda_mem
+    r.self_cuda_memory_usage = r.self_cuda_memory_usage + it.self_cuda_mem
     r.flops = r.flops + it.flops
   end
   for _, r in ipairs(rows) do
     r.cpu_time = r.count > 0 and r.cpu_time_total / r.count or 0.0
+    r.cuda_time = r.count > 0 and r.cuda_time_total / r.count or 0.0
   end
   rows.profile_memory = o.profile_memory == true
   rows.with_flops = o.with_flops == true
   rows.dropped = o.dropped or 0
+  rows.device_dropped = o.device_dropped or 0
   return setmetatable(rows, EventList)
 end
 
@@ -233,10 +285,14 @@ end
 --[[
 rows:table{sort_by=, row_limit=100, max_name_column_width=55, max_shapes_column_width=80,
 max_src_column_width=75, header=, top_level_events_only=false, time_unit=} -> the text torch
-1.13 prints: columns Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, [CPU Mem,
-Self CPU Mem], # of Calls, [Input Shapes], [Source Location], [Total FLOPs]; percentages over
-the sum of self CPU time; the footer "Self CPU time total: ...". Dropped events, when any, are
-counted on one more footer line (torch has none to show).
+1.13 prints: columns Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, [Self CUDA,
+Self CUDA %, CUDA total, CUDA time avg], [CPU Mem, Self CPU Mem (, CUDA Mem, Self CUDA Mem)],
+# of Calls, [Input Shapes], [Source Location], [Total FLOPs]; CPU percentages over the sum of
+self CPU time, Self CUDA % over the sum of the device rows' time; the footer "Self CPU time
+total: ..." and, with CUDA columns, "Self CUDA time total: ...". The CUDA columns appear when
+some row has self CUDA time, the CUDA memory ones (with profile_memory) when some row has self
+CUDA memory above 0, as in torch. Dropped events, when any, are counted on one more footer line
+(torch has none to show).
 ]]
 function EventList:table(o)
   o = o or {}
@@ -261,6 +317,11 @@ function EventList:table(o)
   local max_src = o.max_src_column_width or 75
   local unit = o.time_unit
   local profile_memory, with_flops = self.profile_memory, self.with_flops
+  local has_cuda, has_cuda_mem = false, false
+  for _, r in ipairs(events) do
+    if (r.self_cuda_time_total or 0) > 0 then has_cuda = true end
+    if (r.self_cuda_memory_usage or 0) > 0 then has_cuda_mem = true end
+  end
 
   local has_shapes, has_stack, name_w, shapes_w, src_w = false, false, 0, 0, 0
   for _, r in ipairs(events) do
@@ -277,9 +338,18 @@ function EventList:table(o)
   src_w = math.min(src_w, max_src)
 
   local headers = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg" }
+  if has_cuda then
+    for _, h in ipairs({ "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg" }) do
+      headers[#headers + 1] = h
+    end
+  end
   if profile_memory then
     headers[#headers + 1] = "CPU Mem"
     headers[#headers + 1] = "Self CPU Mem"
+    if has_cuda_mem then
+      headers[#headers + 1] = "CUDA Mem"
+      headers[#headers + 1] = "Self CUDA Mem"
+    end
   end
   headers[#headers + 1] = "# of Calls"
   local widths, lefts = { name_w }, {}
@@ -322,8 +392,13 @@ function EventList:table(o)
     return table.concat(parts)
   end
 
-  local sum_self = 0.0
-  for _, r in ipairs(events) do sum_self = sum_self + r.self_cpu_time_total end
+  -- torch sums the device rows only for the CUDA share: an op's self CUDA time is some kernel
+  -- row's time too, and counting both would halve every share
+  local sum_self, sum_cuda = 0.0, 0.0
+  for _, r in ipairs(events) do
+    sum_self = sum_self + r.self_cpu_time_total
+    if r.device_type == "cuda" then sum_cuda = sum_cuda + r.self_cuda_time_total end
+  end
 
   local out = {}
   local function append(s) out[#out + 1] = s .. "\n" end
@@ -348,9 +423,19 @@ function EventList:table(o)
       local v = { name, format_share(r.self_cpu_time_total, sum_self),
         format_time(r.self_cpu_time_total, unit), format_share(r.cpu_time_total, sum_self),
         format_time(r.cpu_time_total, unit), format_time(r.cpu_time, unit) }
+      if has_cuda then
+        v[#v + 1] = format_time(r.self_cuda_time_total, unit)
+        v[#v + 1] = format_share(r.self_cuda_time_total, sum_cuda)
+        v[#v + 1] = format_time(r.cuda_time_total, unit)
+        v[#v + 1] = format_time(r.cuda_time, unit)
+      end
       if profile_memory then
         v[#v + 1] = format_memory(r.cpu_memory_usage)
         v[#v + 1] = format_memory(r.self_cpu_memory_usage)
+        if has_cuda_mem then
+          v[#v + 1] = format_memory(r.cuda_memory_usage)
+          v[#v + 1] = format_memory(r.self_cuda_memory_usage)
+        end
       end
       v[#v + 1] = tostring(r.count)
       if has_shapes then v[#v + 1] = shapes_text(r.input_shapes):sub(1, shapes_w) end
@@ -373,9 +458,14 @@ function EventList:table(o)
   end
   append(header_sep)
   append("Self CPU time total: " .. format_time(sum_self))
+  if has_cuda then append("Self CUDA time total: " .. format_time(sum_cuda)) end
   if (self.dropped or 0) > 0 then
     append(string.format("Events dropped: %d (the event buffer was full; raise capacity=)",
       self.dropped))
+  end
+  if (self.device_dropped or 0) > 0 then
+    append(string.format("Device records dropped: %d (the GPU capture's buffers were full)",
+      self.device_dropped))
   end
   return table.concat(out)
 end
