@@ -45,7 +45,7 @@ CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icor
 RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS) \
                  $(CUDA_DEF)
 BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS)
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) $(CUDA_DEF)
 # Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
 ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS     := -O1 -g -fsanitize=thread

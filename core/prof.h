@@ -850,6 +850,8 @@ typedef struct prof_Config {
      free-form object handed to that script (NULL when not set) */
   char *schedule_script;
   prof_JsonValue *schedule_args;
+  /* device_options.tf32 (false): float32 GEMMs on the cuda device use TF32 tensor cores */
+  int device_tf32;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */

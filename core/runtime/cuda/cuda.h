@@ -45,6 +45,9 @@ void pr_cuda_fail(const char *msg);
    (...)". */
 int pr_cuda_refuse(pr_Runtime *rt, const char *op, const char *why);
 
+/* Waits for the calling thread's stream: 0, or PR_ERR with what failed in it. */
+int pr_cuda_sync(pr_Runtime *rt);
+
 /* TF32 tensor cores for float32 GEMMs (off by default: float32 results as the cpu's). */
 void pr_cuda_set_tf32(int on);
 int pr_cuda_tf32(void);

@@ -230,6 +230,12 @@ extern "C" int pr_cuda_check(pr_Runtime *rt, const char *op) {
   return 0;
 }
 
+extern "C" int pr_cuda_sync(pr_Runtime *rt) {
+  cudaError_t e = cudaStreamSynchronize(PR_STREAM);
+  if (e != cudaSuccess) return pr_error(rt, "cuda: the stream failed: %s", cudaGetErrorString(e));
+  return pr_cuda_check(rt, "synchronize");
+}
+
 extern "C" void pr_cuda_fail(const char *msg) {
   if (pending[0] == '\0') snprintf(pending, sizeof pending, "%s", msg);
 }
