@@ -95,7 +95,7 @@ FUZZ_BIN        := $(BUILD)/fuzz/fuzz_config $(BUILD)/fuzz/fuzz_json
 TSAN_LIBPROF_A  := $(BUILD)/tsan-lib/libprof.a
 TSAN_LIBRT_A    := $(BUILD)/tsan-lib/libprofrt.a
 
-.PHONY: all run test test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
+.PHONY: all run test gpu-bundle test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
         install clean deps lint
 all: $(LIBPROF_A) $(LIBPROF_SO) $(LIBPROF_LN) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
 
@@ -251,6 +251,11 @@ lint:
 
 run: all
 	$(PROFRUN) configs/default.json examples/alexnet.lua
+
+# build/gpu-bundle.tar.gz: the build with lua5.4, busted and the libraries it loads, for
+# scripts/tools/gpu-check.sh on a GPU machine that has none of them (README, "The cuda device").
+gpu-bundle: all
+	@scripts/tools/gpu-bundle.sh
 
 $(BENCH_C): scripts/tools/bench_core.c core/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)
