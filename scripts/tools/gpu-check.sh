@@ -161,7 +161,8 @@ END {
     e = en[i]; ok = erc[e] == 0; if (!ok) fail = 1
     row("example " e, "exit " erc[e], et[e] " s wall", ok ? "pass" : "FAIL")
   }
-  if (measure_rc != 0) { fail = 1; row("measurements (gpu_check.lua)", "exit " measure_rc, err, "FAIL") }
+  if (measure_rc != 0) { fail = 1; row("measurements (gpu_check.lua)", "exit " measure_rc, "", "FAIL") }
+  if (err != "") { fail = 1; row("measurement errors: " err, "", "", "FAIL") }
   rule()
   # CUPTI capture (branch capture, core/capture/) fills these rows
   row("CUPTI kernels captured / attributed to ops", "(pending: capture)", "target 100%", "")

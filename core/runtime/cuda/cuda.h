@@ -26,6 +26,10 @@ const char *pr_cuda_probe(void);
 void *pr_cuda_alloc(size_t nbytes);
 void pr_cuda_free(void *p, size_t nbytes);
 
+/* The allocator's size class of a request of n bytes and the bytes its blocks hold (512, then
+   four steps per octave: 640, 768, 896, 1024, 1280, ...); -1 past the largest class. */
+int pr_cuda_size_class(size_t n, size_t *bytes);
+
 /* Copies and memset on the calling thread's stream; the two that touch host memory wait for it
    (the host buffer is read or written when they return). 0 or PR_ERR. */
 int pr_cuda_to_host(void *host, const void *dev, size_t n);
@@ -40,6 +44,9 @@ int pr_cuda_check(pr_Runtime *rt, const char *op);
 /* Keeps msg for the next pr_cuda_check on this thread: how a kernel that the table declares void
    (class_loss, attn_softmax, the optimizers) reports a failure. */
 void pr_cuda_fail(const char *msg);
+
+/* After a void kernel's launches: a launch error is kept (as pr_cuda_fail) under op's name. */
+void pr_cuda_note(const char *op);
 
 /* Refuses an op this backend does not compute: PR_ERR, "<op>: not implemented on device 'cuda'
    (...)". */

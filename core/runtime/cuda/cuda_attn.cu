@@ -56,6 +56,7 @@ extern "C" void pr_cuda_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr
     attn_rows<<<row_blocks(rows), PR_THREADS, 0, PR_STREAM>>>(
         p, rows, L, S, mask ? mask->storage->data : NULL, mask && mask->dtype == PROF_BOOL, mv,
         causal);
+  pr_cuda_note("scaled_dot_product_attention");
   if (dropout_p <= 0 || A == NULL) return;
   int64_t n = rows * S;
   float *u = (float *)malloc(sizeof *u * (size_t)(n > 0 ? n : 1));
@@ -71,6 +72,7 @@ extern "C" void pr_cuda_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr
   if (pr_cuda_from_host(du, u, sizeof *u * (size_t)n) != 0)
     pr_cuda_fail("scaled_dot_product_attention: copying the dropout draws failed");
   pr_launch(n, [=] __device__(int64_t k) { A[k] = du[k] != 0.0f ? (float)(p[k] / keep) : 0.0f; });
+  pr_cuda_note("scaled_dot_product_attention dropout");
   pr_cuda_free(du, sizeof *u * (size_t)(n > 0 ? n : 1));
   free(u);
 }
@@ -106,6 +108,7 @@ extern "C" void pr_cuda_attn_softmax_backward(const float *P, const float *A, co
   if (rows > 0 && S > 0)
     attn_grad_rows<<<row_blocks(rows), PR_THREADS, 0, PR_STREAM>>>(P, A, gA, rows, S, dropout_p,
                                                                    scale, gS);
+  pr_cuda_note("scaled_dot_product_attention backward");
 }
 
 /* {====================== optimizers ======================} */
@@ -126,6 +129,7 @@ extern "C" void pr_cuda_sgd(float *p, const float *grad, float *buf, int64_t n, 
     }
     p[i] = fmaf(neg_lr, g, p[i]);
   });
+  pr_cuda_note("sgd_step");
 }
 
 extern "C" void pr_cuda_adam(float *p, const float *grad, float *m, float *v, float *vmax,
@@ -157,4 +161,5 @@ extern "C" void pr_cuda_adam(float *p, const float *grad, float *m, float *v, fl
     d = d + eps;
     p[i] = p[i] + neg_step * mi / d;
   });
+  pr_cuda_note("adam_step");
 }

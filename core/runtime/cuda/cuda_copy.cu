@@ -137,6 +137,7 @@ extern "C" void pr_cuda_triangle(pr_Tensor *out, int64_t diagonal, int upper) {
     case 4: triangle_of((uint32_t *)p, n, rows, cols, diagonal, upper); break;
     default: triangle_of((uint64_t *)p, n, rows, cols, diagonal, upper); break;
   }
+  pr_cuda_note(upper ? "triu" : "tril");
 }
 
 /* {====================== accumulate, where ======================} */

@@ -88,7 +88,7 @@ extern "C" int pr_cuda_tf32(void) { return __atomic_load_n(&ctx.tf32, __ATOMIC_R
 
 /* The class of a request and the bytes a block of it holds: 512 bytes, then four steps per
    octave (at most 25% of a block unused). */
-static int size_class(size_t n, size_t *bytes) {
+extern "C" int pr_cuda_size_class(size_t n, size_t *bytes) {
   if (n <= 512) {
     *bytes = 512;
     return 0;
@@ -132,7 +132,7 @@ static void release_cache(void) {
 
 extern "C" void *pr_cuda_alloc(size_t nbytes) {
   size_t bytes = nbytes;
-  int c = size_class(nbytes, &bytes);
+  int c = pr_cuda_size_class(nbytes, &bytes);
   void *p = c >= 0 ? take_cached(c) : NULL;
   if (p == NULL && cudaMalloc(&p, bytes) != cudaSuccess) {
     cudaGetLastError();
@@ -157,7 +157,7 @@ extern "C" void *pr_cuda_alloc(size_t nbytes) {
 extern "C" void pr_cuda_free(void *p, size_t nbytes) {
   if (p == NULL) return;
   size_t bytes;
-  int c = size_class(nbytes, &bytes);
+  int c = pr_cuda_size_class(nbytes, &bytes);
   int kept = 0;
   if (c >= 0) {
     pthread_mutex_lock(&ctx.lock);
@@ -238,6 +238,12 @@ extern "C" int pr_cuda_sync(pr_Runtime *rt) {
 
 extern "C" void pr_cuda_fail(const char *msg) {
   if (pending[0] == '\0') snprintf(pending, sizeof pending, "%s", msg);
+}
+
+extern "C" void pr_cuda_note(const char *op) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess && pending[0] == '\0')
+    snprintf(pending, sizeof pending, "%s: %s (%s)", op, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 extern "C" int pr_cuda_refuse(pr_Runtime *rt, const char *op, const char *why) {

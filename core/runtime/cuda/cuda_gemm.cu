@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cuda_util.cuh"
 
@@ -36,11 +37,29 @@ typedef struct Blas {
 
 static Blas blas = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, NULL, ""};
 
+/* The loader's own search first (LD_LIBRARY_PATH, the ld.so cache), then where the toolkit
+   installs it, which the cache often lacks. */
+static void *open_cublas(void) {
+  char path[512];
+  const char *home = getenv("CUDA_HOME");
+  if (home != NULL && snprintf(path, sizeof path, "%s/lib64/libcublas.so.13", home) < (int)sizeof path) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib != NULL) return lib;
+  }
+  const char *const names[] = {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13",
+                               "/usr/local/cuda-13.0/lib64/libcublas.so.13", "libcublas.so"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib != NULL) return lib;
+  }
+  return NULL;
+}
+
 static void load_once(void) {
-  void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+  void *lib = open_cublas();
   if (lib == NULL) {
-    snprintf(blas.why, sizeof blas.why, "cannot load libcublas.so.13: %s", dlerror());
+    snprintf(blas.why, sizeof blas.why, "cannot load libcublas.so.13 (searched the loader's "
+             "path, $CUDA_HOME/lib64 and /usr/local/cuda/lib64): %s", dlerror());
     return;
   }
   create_fn create = (create_fn)dlsym(lib, "cublasCreate_v2");

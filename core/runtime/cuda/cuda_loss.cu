@@ -134,6 +134,7 @@ extern "C" void pr_cuda_class_loss(const pr_ClassLoss *p, const float *x, const 
     class_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
         *p, x, ti, tp, w, logp, part);
   class_total<<<1, 1024, 0, PR_STREAM>>>(*p, part, out, part + 3 * rows);
+  pr_cuda_note("cross_entropy");
   if (pr_cuda_to_host(divisor, part + 3 * rows, sizeof *divisor) != 0)
     pr_cuda_fail("class loss: copying the divisor to the host failed");
   pr_cuda_free(part, bytes);
@@ -198,6 +199,7 @@ extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const float *
   if (rows > 0)
     class_grad_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
         *p, logp, ti, tp, w, g, divisor, gx, gt);
+  pr_cuda_note("cross_entropy backward");
 }
 
 /* {====================== mse_loss ======================} */
