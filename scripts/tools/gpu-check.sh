@@ -121,7 +121,7 @@ FILENAME ~ /specs.tsv$/ {
 }
 FILENAME ~ /measure.tsv$/ {
   if ($1 == "peak") peak[$2] = $3
-  else if ($1 == "gemm") { gd[++ng] = $2; gv[$2] = $3 }
+  else if ($1 == "gemm") { gd[++ng] = $2; gv[$2] = $3; gn[$2] = $4 }
   else if ($1 == "correct") { cn[++nc] = $2; cv[$2] = $3; ct[$2] = $4 }
   else if ($1 == "step") { sn[++ns] = $2; sb[$2] = $3; sm[$2] = $4 }
   else if ($1 == "error") { err = err $2 ": " $3 " " }
@@ -145,7 +145,7 @@ END {
     pct = p > 0 ? sprintf("%.0f%% of peak", 100 * gv[d] / p) : "-"
     target = (d == "bfloat16" && p > 0) ? (gv[d] >= 0.85 * p ? "pass" : "FAIL") : ""
     if (target == "FAIL") fail = 1
-    row("GEMM " d " 8192^3 via the runtime", tf(gv[d]), p > 0 ? "cuBLAS peak " tf(p) : "-", target)
+    row("GEMM " d " " gn[d] "^3 via the runtime", tf(gv[d]), p > 0 ? "cuBLAS peak " tf(p) : "-", target)
     row("", pct, d == "bfloat16" ? "target >= 85%" : "", "")
   }
   if ("copy" in peak) row("device copy bandwidth (read + written)", sprintf("%.0f GB/s", peak["copy"] / 1e9), "", "")

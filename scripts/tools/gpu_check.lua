@@ -91,7 +91,7 @@ for _, dt in ipairs(quick and { "float32" } or peaks.GPU_DTYPES) do
   if dtype ~= "float32" then a, b = a:to(dtype), b:to(dtype) end
   local best = timed(function() return T.mm(a, b) end, 2, 5)
   local flops = 2 * N * N * N / best
-  emit("gemm", dt, flops)
+  emit("gemm", dt, flops, N)
   core.gpu_set_tf32(false)
 end
 
