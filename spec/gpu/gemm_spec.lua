@@ -47,6 +47,26 @@ describe("cuda matrix products per dtype #gpu", function()
     end
   end
 
+  for _, dtype in ipairs(DEV == "cuda" and { "float32", "bfloat16", "float16" } or { "float32" }) do
+    it(string.format("%s linear with bias [3, 50, 96] x [80, 96]^T within %g", dtype, cmp.TOL[dtype]), function()
+      local function on(dev, n, seed, shape)
+        local t = T.tensor(gc.values(n, seed), { device = DEV }):reshape(shape)
+        if dtype ~= "float32" then t = t:to(dtype) end
+        if dev == "cpu" then t = (dtype ~= "float32" and t:to("float32") or t):to("cpu") end
+        return t
+      end
+      local function lin(dev)
+        return core.linear(on(dev, 3 * 50 * 96, 11, { 3, 50, 96 }), on(dev, 80 * 96, 12, { 80, 96 }),
+          on(dev, 80, 13, { 80 }))
+      end
+      local out = lin(DEV)
+      if dtype ~= "float32" then out = out:to("float32") end
+      local e = cmp.rel_err(out:to("cpu"):tolist(), lin("cpu"):tolist())
+      cmp.record("gemm", dtype .. " linear", e, cmp.TOL[dtype])
+      assert(e <= cmp.TOL[dtype], string.format("off by %.3g", e))
+    end)
+  end
+
   it("device_options.tf32 switches float32 products to TF32 tensor cores", function()
     if DEV ~= "cuda" then return end
     local exact = product_error(512, 1024, 512, "float32", plain)
