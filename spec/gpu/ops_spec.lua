@@ -49,6 +49,7 @@ local CASES = {
     { "mm transposed operands", { f { 40, 30 }, f { 20, 40 } },
       function(x) return F.mm(x[1]:t(), x[2]:t()) end },
     { "bmm", { f { 3, 16, 24 }, f { 3, 24, 8 } }, function(x) return F.bmm(x[1], x[2]) end },
+    { "mm empty inner dim", { f { 5, 0 }, f { 0, 4 } }, function(x) return F.mm(x[1], x[2]) + 1 end },
     { "matmul broadcast", { f { 2, 3, 5, 7 }, f { 7, 4 } }, function(x) return F.matmul(x[1], x[2]) end },
     { "linear", { f { 4, 10, 32 }, f { 48, 32 }, f { 48 } },
       function(x) return F.linear(x[1], x[2], x[3]) end },

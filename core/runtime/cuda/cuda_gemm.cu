@@ -140,6 +140,25 @@ static void own_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alph
 
 /* {====================== the GEMM ======================} */
 
+/* An empty inner dimension: C = beta·C, as the cpu's loop and BLAS define it. */
+template <class T>
+static void scale_elems(int64_t m, int64_t n, float beta, T *c, int64_t ldc, int64_t sc,
+                        int64_t batch) {
+  pr_launch(batch * m * n, [=] __device__(int64_t i) {
+    int64_t z = i / (m * n), r = (i / n) % m, col = i % n;
+    T *p = c + z * sc + r * ldc + col;
+    *p = from_f<T>(beta != 0.0f ? beta * to_f(*p) : 0.0f);
+  });
+}
+
+static int scale_c(pr_Runtime *rt, const char *op, int dtype, int64_t m, int64_t n, float beta,
+                   void *C, int64_t ldc, int64_t sc, int64_t batch) {
+  if (dtype == PROF_F32) scale_elems(m, n, beta, (float *)C, ldc, sc, batch);
+  else if (dtype == PROF_F16) scale_elems(m, n, beta, (__half *)C, ldc, sc, batch);
+  else scale_elems(m, n, beta, (__nv_bfloat16 *)C, ldc, sc, batch);
+  return pr_cuda_check(rt, op);
+}
+
 static cudaDataType cuda_type(int dtype) {
   return dtype == PROF_F16 ? CUDA_R_16F : dtype == PROF_BF16 ? CUDA_R_16BF : CUDA_R_32F;
 }
@@ -152,6 +171,7 @@ extern "C" int pr_cuda_gemm(pr_Runtime *rt, const char *op, int dtype, int ta, i
     return pr_error(rt, "%s: cuda matrix products take float32, float16 or bfloat16, got %s", op,
                     dname(dtype));
   if (m <= 0 || n <= 0 || batch <= 0) return 0;
+  if (k <= 0) return scale_c(rt, op, dtype, m, n, beta, C, ldc, sc, batch);
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
       ldc > INT_MAX || batch > INT_MAX)
     return pr_error(rt, "%s: a %lld x %lld x %lld product passes cuBLAS's 32-bit sizes", op,
@@ -217,8 +237,13 @@ static const pr_Tensor *operand(pr_Runtime *rt, const pr_Tensor *t, pr_Tensor **
                ld) == 0)
     return t;
   if ((*copy = pr_contiguous_data(rt, t)) == NULL) return NULL;
-  mat_form(t->shape[nd - 2], t->shape[nd - 1], (*copy)->stride[nd - 2], (*copy)->stride[nd - 1],
-           trans, ld);
+  /* a contiguous copy is row-major; only an empty one (stride 0) fails the test, and an empty
+     operand is never read (pr_cuda_gemm's k = 0 path) */
+  if (mat_form(t->shape[nd - 2], t->shape[nd - 1], (*copy)->stride[nd - 2],
+               (*copy)->stride[nd - 1], trans, ld) != 0) {
+    *trans = 0;
+    *ld = t->shape[nd - 1] > 1 ? t->shape[nd - 1] : 1;
+  }
   return *copy;
 }
 
@@ -355,8 +380,8 @@ extern "C" int pr_cuda_linear(pr_Runtime *rt, const pr_Tensor *x, const pr_Tenso
     rs = in;
   }
   const pr_Tensor *xs = xc != NULL ? xc : x;
-  int tw;
-  int64_t ldw;
+  int tw = 0;
+  int64_t ldw = nout > 1 ? nout : 1;   /* kept when w is empty (in = 0: never read) */
   /* W^T [in, nout] is w [nout, in] with its strides swapped */
   pr_Tensor *wc = NULL;
   const pr_Tensor *W = w;
