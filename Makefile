@@ -15,12 +15,15 @@ LUA_CFLAGS   = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS     = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 BLAS_CFLAGS  = $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) $(CUDA_LIBS)
+# CUPTI's headers, when present, compile the CUPTI capture source (core/capture/ only); libcupti
+# itself is dlopen'ed at run time, so nothing links against CUDA and everything loads without it.
+CUDA_HOME      ?= /usr/local/cuda
+CAPTURE_CFLAGS := $(if $(wildcard $(CUDA_HOME)/include/cupti.h),-isystem $(CUDA_HOME)/include -DPROF_HAVE_CUPTI=1)
 
 # The cuda backend (core/runtime/cuda/*.cu) is built when nvcc exists; without it backend_cuda.c
 # is the placeholder that refuses the device. CUDA=0 forces the placeholder. cudart is linked
 # statically (it finds the driver at the first CUDA call, so the libraries load without one);
 # cuBLAS is opened at run time (README, "The cuda device").
-CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CUDA      ?= $(if $(wildcard $(NVCC)),1,0)
 ifeq ($(CUDA),1)
@@ -45,7 +48,8 @@ CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icor
 RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS) \
                  $(CUDA_DEF)
 BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) $(CUDA_DEF)
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
+                 $(CAPTURE_CFLAGS) $(CUDA_DEF)
 # Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
 ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS     := -O1 -g -fsanitize=thread
@@ -110,6 +114,9 @@ define flavour_rules
 $(BUILD)/$(1)/core/%.o: core/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CORE_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/capture/%.o: core/capture/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CORE_CFLAGS) $$(CAPTURE_CFLAGS) $(2) -c $$< -o $$@
 $(BUILD)/$(1)/core/runtime/%.o: core/runtime/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(RUNTIME_CFLAGS) $(2) -c $$< -o $$@
@@ -201,6 +208,39 @@ $(BUILD)/prof.pc: Makefile
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: prof\nDescription: profrun profiler core\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lprof\nLibs.private: %s -lz -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
+# libprof_inject.so (core/inject/): NVTX and CUDA injection for unmodified programs, with its own
+# hidden copy of the core; it exports the two injection entry points alone. NVTX's and CUPTI's
+# headers come from the CUDA toolkit. spec/c/test_nvtx*.c link the same objects (libprofinject.a).
+INJECT_SRC  := $(wildcard core/inject/*.c)
+INJECT_SO   := $(BUILD)/lib/libprof_inject.so
+INJECT_A    := $(BUILD)/lib/libprofinject.a
+ASAN_INJECT_A := $(BUILD)/asan-lib/libprofinject.a
+$(call objs,obj,$(INJECT_SRC)) $(call objs,asan-obj,$(INJECT_SRC)): CORE_CFLAGS += -I$(CUDA_HOME)/include
+# the Lua binding's NVTX hook (profiler.emit_nvtx) includes NVTX's header-only API
+$(BUILD)/obj/core/lua/lnvtx.o $(BUILD)/asan-obj/core/lua/lnvtx.o: BIND_CFLAGS += -I$(CUDA_HOME)/include
+$(INJECT_A): $(call objs,obj,$(INJECT_SRC))
+$(ASAN_INJECT_A): $(call objs,asan-obj,$(INJECT_SRC))
+$(BUILD)/inject.map: Makefile
+	@mkdir -p $(@D)
+	printf '{\n  global: InitializeInjection; InitializeInjectionNvtx2;\n  local: *;\n};\n' > $@
+$(INJECT_SO): $(call objs,obj,$(INJECT_SRC)) $(LIBPROF_A) $(BUILD)/inject.map
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(filter %.o %.a,$^) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic \
+	  -Wl,--version-script,$(BUILD)/inject.map $(CJSON_LIBS) -lz -lm -ldl -pthread
+$(BUILD)/tests/test_nvtx%: $(BUILD)/obj/spec/c/test_nvtx%.o $(INJECT_A) $(LIBRT_A) $(LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(TEST_LIBS) -ldl
+$(BUILD)/asan/test_nvtx%: $(BUILD)/asan-obj/spec/c/test_nvtx%.o $(ASAN_INJECT_A) $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(TEST_LIBS) -ldl
+# spec/fixtures/nvtx/*.c: CPU-only programs that call NVTX v3 (header-only) and nothing else
+$(BUILD)/fixtures/nvtx/%: spec/fixtures/nvtx/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(OPT) $(WARN) -I$(CUDA_HOME)/include -o $@ $< -ldl -pthread
+NVTX_FIXTURES := $(patsubst spec/fixtures/nvtx/%.c,$(BUILD)/fixtures/nvtx/%,$(wildcard spec/fixtures/nvtx/*.c))
+all: $(INJECT_SO) $(NVTX_FIXTURES)
+-include $(patsubst %.c,$(BUILD)/obj/%.d,$(INJECT_SRC)) $(patsubst %.c,$(BUILD)/asan-obj/%.d,$(INJECT_SRC))
+
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries
 # (tests reach internal headers, so never the shared one). test_threads*.c also run under TSan.
 TEST_LIBS = $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -pthread
@@ -279,6 +319,7 @@ install: all $(LUA_MOD_INST)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libprof.so
 	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/prof.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	install -m 755 $(LUA_MOD_INST) $(DESTDIR)$(PREFIX)/lib/profrun/prof/core.so
+	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/libprof_inject.so
 	cp -R lua scripts configs examples $(DESTDIR)$(PREFIX)/share/profrun/
 
 clean:

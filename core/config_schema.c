@@ -102,6 +102,9 @@ static const prof_ConfigKey rows[] = {
   { .path = "profiler.trace_file", .type = PROF_CONFIG_STRING, .offset = PR(trace_file),
     .nullable = 1, .default_json = "null",
     .doc = "write the Chrome/Perfetto trace there (.json or .json.gz)" },
+  { .path = "profiler.emit_nvtx", .type = PROF_CONFIG_BOOL,
+    .offset = offsetof(prof_Config, emit_nvtx), .default_json = "false",
+    .doc = "emit an NVTX range \"path:Type\" per module call (Nsight Systems sees the tree)" },
 
   { .path = "profiler.schedule", .type = PROF_CONFIG_SECTION, .default_json = "{}",
     .doc = "torch.profiler.schedule: which steps are recorded" },

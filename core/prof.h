@@ -2,6 +2,43 @@
 #ifndef PROF_H
 #define PROF_H
 
+/*
+** A session's life (examples/host_c/mlp.c is a whole host):
+**
+**   prof_new ........................ one state per session; allocator injectable
+**   prof_config_load / prof_set_* ... conventions, event capacity, shapes, memory (while idle)
+**   prof_module_add, prof_rule_register, prof_ignore_apply ... the tree and its policy
+**   prof_start (or a prof_Scheduler: prof_scheduler_new / _step / _close)
+**     prof_module_enter / exit, prof_op_record or prof_op_begin / end, prof_mem_*,
+**     prof_range_push / pop, prof_instant, prof_counter .......... any thread, hot path
+**   prof_stop (takes the snapshot; or prof_snapshot while active)
+**   prof_module_info / prof_totals / prof_event_at ............ read the snapshot
+**   prof_write_deepspeed_report, prof_write_profile_json, prof_write_chrome_trace_file
+**   prof_close
+**
+** Conventions every entry follows:
+** * Fallible calls return PROF_OK (0) or a PROF_ERR* status; the tag [may fail: ...] lists which
+**   and when, and prof_errmsg(S) says what, naming the argument, key path or file. Nothing
+**   prints, exits or longjmps. Hot-path calls return nothing and keep a sticky error instead
+**   (prof_check).
+** * Ownership: strings and structs passed in are copied unless the entry says it keeps the
+**   pointer (names of ranges, instants and counters: a literal or prof_intern's). Strings handed
+**   out belong to S and live until prof_clear or prof_close unless said otherwise; structs with
+**   a size field may grow at their end (set size, or use the *_init function).
+** * Threads. Hot path (any thread, no lock, no allocation in steady state): module enter / exit,
+**   op record / begin / end, mem alloc / free / tag, ranges, instants, counters, prof_now_ns,
+**   prof_set_phase (per thread). Cold path (any thread, a lock): prof_module_add,
+**   prof_module_enter_named, prof_module_set_flags, prof_rule_register, prof_intern. While no
+**   other thread records (they read or zero every recorder, or change what recording reads):
+**   prof_set_conventions, prof_start, prof_stop, prof_reset, prof_clear, prof_snapshot,
+**   prof_check, the readers (prof_module_info, prof_totals, prof_event_at, ...), the writers,
+**   prof_ignore_apply and the scheduler. Only while idle: prof_set_event_capacity,
+**   prof_set_record_shapes, prof_set_stack_hook, prof_set_memory_events. Pure, any thread: the
+**   name / parse helpers, prof_op_kind_name, prof_schedule_torch, prof_schedule_transition,
+**   prof_config_key, prof_version. prof_errmsg's text is S's last failure: with several threads
+**   failing at once, read it on the thread that failed, before its next failing call.
+*/
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,7 +70,9 @@ enum {
   PROF_ERRARG,      /* a bad argument: unknown id, inconsistent shapes, ... */
   PROF_ERRCONFIG,   /* a config file or key is wrong (the message names the key path) */
   PROF_ERRIO,       /* a file could not be read or written */
-  PROF_ERRSTATE     /* the call does not fit the session's state (e.g. stop before start) */
+  PROF_ERRSTATE,    /* the call does not fit the session's state (e.g. stop before start) */
+  PROF_ERRDEVICE    /* no GPU capture here: no CUPTI library, driver or device (the message says
+                       which), or a core built without the CUPTI headers */
 };
 
 /* {====================== state ======================} */
@@ -140,6 +179,10 @@ typedef enum prof_Phase {
   PROF_PHASE_COUNT = 3
 } prof_Phase;
 
+/*
+** Per calling thread (its recorder is made here when it has none; out of memory or an out-of-range
+** phase leaves the phase as it was). get: the calling thread's, PROF_PHASE_FORWARD before any.
+*/
 PROF_API void prof_set_phase(prof_State *S, prof_Phase phase);
 PROF_API prof_Phase prof_get_phase(const prof_State *S);
 
@@ -325,7 +368,8 @@ typedef struct prof_Op {
   size_t size;                 /* sizeof(prof_Op) of the caller's header; 0 (zero-initialised) is
                                   taken as this header's: fields added later read as zero */
   prof_OpKind kind;
-  const char *name;            /* display name; NULL: the kind's name */
+  const char *name;            /* display name; NULL: the kind's name. Buffered events keep the
+                                  pointer: a literal or prof_intern's */
   uint32_t flags;              /* PROF_OPF_* */
   int32_t ninputs;
   prof_Operand in[PROF_MAX_OPERANDS];
@@ -467,6 +511,113 @@ PROF_API int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_
                                     int32_t ninputs, const prof_Operand *outputs,
                                     int32_t noutputs, void *host);
 
+/* {====================== ignore filters and schedules ======================} */
+
+/*
+** Every hook a Lua script can fill has a C twin: flop rules (above), ignore filters and schedules
+** (here), report writers (prof_ReportFn, below).
+**
+** An ignore filter, the C twin of flops_profiler.ignore_modules (whose lists the Lua face applies
+** through prof_ignore_apply too): called with each module's id, dotted path ("" for a root) and
+** type; non-zero means ignore it (PROF_MODULE_IGNORED, whose semantics prof_module_set_flags
+** gives). path and type are valid during the call only.
+*/
+typedef int (*prof_IgnoreFn)(void *ud, prof_State *S, prof_ModuleId id, const char *path,
+                             const char *type);
+
+/*
+** Calls fn once for every module registered now, in pre-order, and sets PROF_MODULE_IGNORED on
+** each it names (flags it does not name are left as they are), so call it after the tree is
+** registered and before prof_start. Returns the number of modules ignored, or a negative status.
+** Cold path; not while recording. [may fail: PROF_ERRARG for a NULL fn, PROF_ERRMEM]
+*/
+PROF_API int32_t prof_ignore_apply(prof_State *S, prof_IgnoreFn fn, void *ud);
+
+/* torch.profiler.ProfilerAction: what a schedule says about one step. */
+typedef enum prof_Action {
+  PROF_ACTION_NONE = 0,        /* not profiling */
+  PROF_ACTION_WARMUP = 1,      /* about to record: nothing is kept yet */
+  PROF_ACTION_RECORD = 2,      /* recording */
+  PROF_ACTION_RECORD_AND_SAVE = 3 /* recording; the window closes and is handed on after it */
+} prof_Action;
+
+/* "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE" (as torch prints them); NULL when out of range. */
+PROF_API const char *prof_action_name(prof_Action a);
+
+/*
+** A schedule, the C twin of a schedule script (scripts/schedules/): step (0, 1, ...) -> action.
+** step_ns is how long the step that just ended took (-1 before the first), for schedules that
+** react to time (scripts/schedules/slow_steps.lua).
+*/
+typedef prof_Action (*prof_ScheduleFn)(void *ud, int64_t step, int64_t step_ns);
+
+/* torch.profiler.schedule's arguments; zero-initialise, then set active >= 1. */
+typedef struct prof_Schedule {
+  int64_t wait, warmup, active, repeat, skip_first, skip_first_wait;
+} prof_Schedule;
+
+/*
+** torch's schedule(), to the letter: skip_first steps NONE; then cycles of wait NONE, warmup
+** WARMUP, active - 1 RECORD and one RECORD_AND_SAVE (a non-zero skip_first_wait skips the first
+** cycle's wait); after repeat cycles NONE forever (0: cycle forever). A prof_ScheduleFn whose ud is
+** a const prof_Schedule *; lua/prof/schedule.lua's prof.schedule{...} calls it too (one machine).
+** Pure, any thread. An invalid schedule (active < 1, a negative field) is NONE at every step.
+*/
+PROF_API prof_Action prof_schedule_torch(void *ud, int64_t step, int64_t step_ns);
+
+/* What a transition between two steps' actions does, in order (torch's _transit_action). */
+typedef enum prof_ScheduleItem {
+  PROF_ITEM_END = 0,           /* terminates a list */
+  PROF_ITEM_PREPARE,           /* set up for a window (nothing to do in the core) */
+  PROF_ITEM_START,             /* open the recording window: prof_start */
+  PROF_ITEM_STOP,              /* close it: prof_stop */
+  PROF_ITEM_TRACE_READY,       /* hand the closed window on (torch's on_trace_ready) */
+  PROF_ITEM_WARN               /* the schedule skipped a phase (WARMUP or RECORD followed by NONE) */
+} prof_ScheduleItem;
+
+/*
+** The items of the transition prev -> cur, PROF_ITEM_END-terminated (static data); exiting: cur
+** = -1 (leaving the profiler, torch's None). lua/prof/schedule.lua's transition table reads it.
+*/
+PROF_API const prof_ScheduleItem *prof_schedule_transition(int prev, int cur);
+
+/*
+** Called when a window closes (PROF_ITEM_TRACE_READY), with the session stopped and its snapshot
+** readable: where a host writes its report, profile and trace. step is the window's last step.
+** Non-zero aborts: prof_scheduler_step returns PROF_ERRIO and the message names the step.
+*/
+typedef int (*prof_WindowFn)(void *ud, prof_State *S, int64_t step);
+
+/* A host-driven schedule over S (torch.profiler's profile object with schedule= and on_trace_ready=). */
+typedef struct prof_Scheduler prof_Scheduler;
+
+/*
+** Creates a scheduler for S (S must outlive it) and applies step 0's action (a window that opens
+** at step 0 starts now). ready may be NULL. Returns NULL when out of memory or fn is NULL (see
+** prof_errmsg), or when step 0's transition fails. Cold path; the thread that calls it and
+** prof_scheduler_step is the one that may call prof_start/stop: no other thread records meanwhile.
+*/
+PROF_API prof_Scheduler *prof_scheduler_new(prof_State *S, prof_ScheduleFn fn, void *ud,
+                                            prof_WindowFn ready, void *ready_ud);
+
+/*
+** Ends the current step (torch's p.step()): asks fn for the next step's action and runs the
+** transition (start, stop, ready). Call it between steps, while no module or range is open.
+** [may fail: PROF_ERRSTATE from prof_start/stop, PROF_ERRIO when ready fails]
+*/
+PROF_API int prof_scheduler_step(prof_Scheduler *sch);
+
+/* The step now running (0 before the first prof_scheduler_step) and its action. */
+PROF_API int64_t prof_scheduler_step_num(const prof_Scheduler *sch);
+PROF_API prof_Action prof_scheduler_action(const prof_Scheduler *sch);
+
+/*
+** Leaves the schedule (torch's profiler __exit__): an open window is stopped and handed to ready,
+** then the scheduler is freed. NULL-safe. Returns what the exit transition returned (the
+** scheduler is freed either way).
+*/
+PROF_API int prof_scheduler_close(prof_Scheduler *sch);
+
 /* {====================== reading results ======================} */
 
 /* Counters of one module in one phase. Inclusive of descendants unless named self_. */
@@ -487,6 +638,13 @@ typedef struct prof_ModuleInfo {
   prof_Counts phase[PROF_PHASE_COUNT];
   int32_t hidden;              /* left out of reports: ignored, or (exact) inside an ignored module */
   int64_t params_counted;      /* params less those of hidden subtrees under exact conventions */
+  /* GPU time (device capture, prof_capture_open): the summed durations of the kernels, copies
+     and memsets launched while the module was the innermost one (self_) or it or a descendant
+     (inclusive), per phase, in ns of the device. Sums, not a wall interval: work on concurrent
+     streams adds up (torch's device_time_total). 0 without capture. */
+  int64_t device_time_ns[PROF_PHASE_COUNT];
+  int64_t self_device_time_ns[PROF_PHASE_COUNT];
+  int64_t device_ops[PROF_PHASE_COUNT];      /* how many kernels, copies and memsets, inclusive */
 } prof_ModuleInfo;
 
 /* Number of registered modules; ids are 0 .. count-1 in registration order. */
@@ -508,6 +666,15 @@ PROF_API int prof_module_info(const prof_State *S, prof_ModuleId id, prof_Module
 ** ids and returns the total number of modules.
 */
 PROF_API int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n);
+
+/*
+** The ids at pre-order positions first .. first + n - 1 (fewer at the end) into ids; returns how
+** many were written. Taken from the snapshot's copy of the order when the tree has not changed
+** since (prof_snapshot), so that reading a million modules in slices costs one walk, not one per
+** slice; else walked.
+*/
+PROF_API int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_ModuleId *ids,
+                                           int32_t n);
 
 /*
 ** Session totals per phase from the snapshot: every recorded op, inside modules or not. Here the self_* fields hold
@@ -532,8 +699,40 @@ typedef enum prof_EventKind {
   PROF_EVENT_COUNTER = 4,      /* prof_counter: value is the counter's value at t_begin_ns */
   PROF_EVENT_MEMORY = 5,       /* an allocation (value > 0) or free (value < 0) of device memory;
                                   total: the session's live bytes on that device after it */
-  PROF_EVENT_MEMORY_TAG = 6    /* prof_mem_tag: value is the prof_MemCategory of the block at address */
+  PROF_EVENT_MEMORY_TAG = 6,   /* prof_mem_tag: value is the prof_MemCategory of the block at address */
+  /* device events (prof_capture_open): they follow every host event in prof_event_at's order,
+     device is PROF_DEVICE_CUDA, times are mapped onto prof_now_ns's clock, and the fields after
+     address say where they ran and what launched them */
+  PROF_EVENT_KERNEL = 7,       /* a kernel (CUPTI CONCURRENT_KERNEL); name: as CUPTI gives it */
+  PROF_EVENT_MEMCPY = 8,       /* a copy; bytes, copy_kind, src_kind, dst_kind */
+  PROF_EVENT_MEMSET = 9,       /* a memset; bytes, value: the byte value set, dst_kind */
+  PROF_EVENT_RUNTIME = 10,     /* a CUDA runtime (api 0) or driver (api 1) call on a host thread
+                                  (cudaLaunchKernel, cudaMemcpyAsync, ...): thread is the
+                                  recorder of the op that made it, cbid CUPTI's callback id */
+  PROF_EVENT_GPU_MEMORY = 11,  /* a device allocation (value > 0) or release (value < 0) seen by
+                                  CUPTI (MEMORY2); total: live bytes on device_index after it;
+                                  address: the block; t_end_ns == t_begin_ns */
+  PROF_EVENT_OVERHEAD = 12     /* CUPTI's own overhead (OVERHEAD records); name: its kind */
 } prof_EventKind;
+
+/* What a copy copies (CUPTI's CUpti_ActivityMemcpyKind values). */
+typedef enum prof_CopyKind {
+  PROF_COPY_UNKNOWN = 0, PROF_COPY_HTOD = 1, PROF_COPY_DTOH = 2, PROF_COPY_HTOA = 3,
+  PROF_COPY_ATOH = 4, PROF_COPY_ATOA = 5, PROF_COPY_ATOD = 6, PROF_COPY_DTOA = 7,
+  PROF_COPY_DTOD = 8, PROF_COPY_HTOH = 9, PROF_COPY_PTOP = 10
+} prof_CopyKind;
+
+/* Where memory lives (CUPTI's CUpti_ActivityMemoryKind values). */
+typedef enum prof_MemKind {
+  PROF_MEMKIND_UNKNOWN = 0, PROF_MEMKIND_PAGEABLE = 1, PROF_MEMKIND_PINNED = 2,
+  PROF_MEMKIND_DEVICE = 3, PROF_MEMKIND_ARRAY = 4, PROF_MEMKIND_MANAGED = 5,
+  PROF_MEMKIND_DEVICE_STATIC = 6, PROF_MEMKIND_MANAGED_STATIC = 7
+} prof_MemKind;
+
+/* "HtoD", "DtoH", ... as Kineto names copies ("Memcpy HtoD"); "Unknown" out of range. */
+PROF_API const char *prof_copy_kind_name(int32_t kind);
+/* "Pageable", "Pinned", "Device", ... as Kineto writes them ("Pageable -> Device"). */
+PROF_API const char *prof_mem_kind_name(int32_t kind);
 
 /* One buffered event; size as in prof_ModuleInfo. Times are on prof_now_ns's clock. */
 typedef struct prof_Event {
@@ -555,13 +754,34 @@ typedef struct prof_Event {
   prof_Operand input[PROF_MAX_OPERANDS];
   uint64_t address;            /* memory events and tags: the block's address (pairs a free with its
                                   allocation); 0 for every other kind */
+  /* device events only (0 for host events); for them correlation is the op's correlation that
+     launched them (its "External id"), module and phase those of the innermost module then */
+  int32_t device_index;        /* the CUDA device ordinal (Kineto's GPU pid) */
+  int32_t context;             /* CUPTI context id */
+  int32_t stream;              /* CUPTI stream id (Kineto's GPU tid) */
+  int32_t api;                 /* PROF_EVENT_RUNTIME: 0 runtime, 1 driver */
+  uint64_t flow;               /* CUPTI correlation id: joins a launch to its kernel (ac2g) */
+  uint64_t range;              /* the innermost user range's correlation at the launch (the
+                                  PROF_EVENT_RANGE event whose correlation equals it), or 0 */
+  int64_t bytes;               /* copies and memsets */
+  int32_t copy_kind;           /* prof_CopyKind (copies) */
+  int32_t src_kind, dst_kind;  /* prof_MemKind (copies; memsets: dst_kind; GPU memory: dst_kind) */
+  int32_t grid[3], block[3];   /* kernels */
+  int32_t registers;           /* kernels: registers per thread */
+  int32_t shared_memory;       /* kernels: static + dynamic shared memory per block, bytes */
+  int32_t cbid;                /* PROF_EVENT_RUNTIME: CUPTI callback id; OVERHEAD: its kind */
 } prof_Event;
 
 /* Events buffered by every thread; dropped ones are counted in prof_events_dropped. */
 PROF_API int64_t prof_event_count(const prof_State *S);
 PROF_API int64_t prof_events_dropped(const prof_State *S);
 
-/* Fills *ev with event i (threads in creation order, each in record order). [may fail: PROF_ERRARG] */
+/*
+** Fills *ev with event i (threads in creation order, each in record order). name and stack are
+** the pointers recorded: a module's type or a kind's name (owned by S), or the string the host
+** passed (prof_Op.name, a range's name, the stack hook's result), which must outlive the read.
+** [may fail: PROF_ERRARG]
+*/
 PROF_API int prof_event_at(const prof_State *S, int64_t i, prof_Event *ev);
 
 /*
@@ -623,6 +843,200 @@ PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 #define PROF_INSTANT(S, name) prof_instant((S), (name))
 #define PROF_COUNTER(S, name, value) prof_counter((S), (name), (value))
 #endif
+
+/* {====================== device capture (CUPTI) ======================} */
+
+/*
+** GPU activity (kernels, copies, memsets, runtime/driver launch calls, device memory, CUPTI
+** overhead) captured into the session as device events (PROF_EVENT_KERNEL ..). One capture per
+** state, from one source:
+**   PROF_CAPTURE_CUPTI   CUPTI's activity API, libcupti.so.13 loaded at run time (the library
+**                        and profrun load on machines without CUDA);
+**   PROF_CAPTURE_REPLAY  recorded activity records fed by prof_capture_replay_* (tests, saved
+**                        captures): the same decoding, correlation and time mapping as CUPTI's;
+**   PROF_CAPTURE_NULL    nothing is captured (the capture API works, no device event comes).
+**
+** Lifecycle (Kineto's): prof_capture_open enables the source at once, typically during a
+** schedule's warmup, so that CUPTI's start-up costs land before the window. The window is
+** prof_start .. prof_stop: device records outside it are dropped and counted (out_of_window).
+** Completed buffers are decoded off the hot path by prof_capture_drain (call it at step
+** boundaries), by prof_snapshot and prof_stop; prof_stop flushes CUPTI first (synchronize the
+** device before it, as torch does, so that work in flight lands in the window).
+** prof_capture_close disables the source and tears CUPTI down (no lingering slowdown).
+**
+** Correlation: while a capture is open, every op (prof_op_begin .. prof_op_end) pushes its
+** correlation, every range (prof_range_push .. pop) a range correlation, and every module call
+** its module and phase as CUPTI external correlation ids (kinds CUSTOM0, CUSTOM1, CUSTOM2), so
+** each device event is attributed to its op (prof_Event.correlation), innermost range
+** (prof_Event.range, and the range event's correlation), module and phase. With no capture open
+** these hooks cost one predictable branch. Open a capture outside every module call and range,
+** while no other thread records (as prof_start). Kernel names are demangled when the C++
+** runtime (libstdc++.so.6) is there, as Kineto shows them.
+**
+** Time: CUPTI's default clock is kept (no timestamp callback: on CUDA 13.0 that path zeroes
+** kernel timestamps) and mapped onto prof_now_ns's clock by (cuptiGetTimestamp, prof_now_ns)
+** pairs read at open, prof_start, every drain and prof_stop: piecewise linear between adjacent
+** pairs, the nearest segment's line outside them, an offset alone with one pair. A record with a
+** zero or inverted time is counted (bad_timestamps) and not emitted.
+*/
+typedef enum prof_CaptureKind {
+  PROF_CAPTURE_NONE = -1,      /* prof_capture_kind: no capture open */
+  PROF_CAPTURE_NULL = 0,
+  PROF_CAPTURE_REPLAY = 1,
+  PROF_CAPTURE_CUPTI = 2
+} prof_CaptureKind;
+
+/* Activity kinds a capture enables (prof_CaptureOptions.activities). */
+#define PROF_CAPTURE_KERNEL 0x01u
+#define PROF_CAPTURE_MEMCPY 0x02u
+#define PROF_CAPTURE_MEMSET 0x04u
+#define PROF_CAPTURE_RUNTIME 0x08u   /* runtime and driver API calls (launches) */
+#define PROF_CAPTURE_MEMORY 0x10u    /* MEMORY2: device allocations and releases */
+#define PROF_CAPTURE_OVERHEAD 0x20u
+#define PROF_CAPTURE_ALL 0x3fu
+
+typedef struct prof_CaptureOptions {
+  size_t size;                 /* set by prof_capture_options_init */
+  unsigned activities;         /* PROF_CAPTURE_*; PROF_CAPTURE_ALL */
+  int64_t buffer_bytes;        /* one activity buffer: 4 MiB (CUPTI advises 1-10 MB) */
+  int32_t buffers;             /* the preallocated pool: 8 buffers; CUPTI asking for one more
+                                  while all are in use is refused and counted (dropped_pool) */
+  int64_t device_events;       /* decoded device events kept: 1 << 18; more are counted
+                                  (dropped_events) */
+  int64_t correlations;        /* CUPTI correlation ids remembered for attribution: 1 << 18 */
+  /* NULL (default), or a path: every record decoded (in the window or not, bad times included),
+     the clock pairs and the window are saved there as a "profrun.cupti/1" fixture, written while
+     the capture runs and committed atomically by prof_capture_close (a capture on a real GPU
+     then replays on any machine). The string is copied. [open may fail: PROF_ERRIO] */
+  const char *save_path;
+} prof_CaptureOptions;
+
+/* Fills *opt with the defaults above. */
+PROF_API void prof_capture_options_init(prof_CaptureOptions *opt);
+
+/*
+** Whether CUPTI capture can run here: 1, or 0 with the reason written into why (truncated to
+** size; NULL or 0 to skip): "built without the CUPTI headers", "libcupti.so.13 not found
+** (dlopen: ...)", "no CUDA driver (libcuda.so.1: ...)", "no CUDA device (cuDeviceGetCount: 0)".
+** Loads the libraries the first time (cold). Never fails otherwise.
+*/
+PROF_API int prof_capture_available(char *why, size_t size);
+
+/*
+** Opens a capture of kind on S (opt NULL: defaults) and enables it now; device events then
+** reach the session from the next prof_start on. [may fail: PROF_ERRSTATE when one is open,
+** PROF_ERRARG for bad options, PROF_ERRMEM, PROF_ERRDEVICE when CUPTI cannot run (the message
+** is prof_capture_available's reason, or CUPTI's own error naming the call)]
+*/
+PROF_API int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOptions *opt);
+
+/* The open capture's kind, or PROF_CAPTURE_NONE. */
+PROF_API prof_CaptureKind prof_capture_kind(const prof_State *S);
+
+/*
+** Decodes every buffer completed so far into device events and samples a clock pair; with
+** CUPTI also hands over the buffers CUPTI has completed (not the ones being filled). Cold: call
+** it between steps, never inside an op. Nothing to do without a capture.
+** [may fail: PROF_ERRDEVICE when CUPTI fails]
+*/
+PROF_API int prof_capture_drain(prof_State *S);
+
+/*
+** Disables the source, flushes and decodes what is left, releases CUPTI (cuptiFinalize) and the
+** buffers. Device events already decoded stay readable until the next prof_start or
+** prof_reset. NULL-safe; nothing to do without a capture. Never fails.
+*/
+PROF_API void prof_capture_close(prof_State *S);
+
+/*
+** Feeds one recorded activity buffer to a PROF_CAPTURE_REPLAY capture, as CUPTI's completion
+** callback would: a record stream, each record a uint32 CUpti_ActivityKind, a uint32 size and
+** size bytes of the CUDA 13 record struct (CUpti_ActivityKernel10, Memcpy6, Memset4, API,
+** Memory4, ExternalCorrelation, Overhead3; the kind field included), padded to 8 bytes. The
+** buffer is copied and decoded at the next drain; kernel name pointers in it must stay valid
+** until then (literals, or prof_intern's). dropped: what cuptiActivityGetNumDroppedRecords reported
+** with it. [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG for a malformed stream
+** (the message gives the byte offset), PROF_ERRMEM when the pool is exhausted (counted too)]
+*/
+PROF_API int prof_capture_replay_buffer(prof_State *S, const void *records, size_t len,
+                                        int64_t dropped);
+
+/*
+** A (device clock, host clock) pair for a replay capture's time map, as the CUPTI source samples
+** (cuptiGetTimestamp, prof_now_ns). Pairs must come in increasing device time.
+** [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG out of order]
+*/
+PROF_API int prof_capture_replay_clock(prof_State *S, int64_t device_ns, int64_t host_ns);
+
+/*
+** A replay capture's window, overriding prof_start/prof_stop's (a saved capture keeps its own).
+** [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRARG when end < begin]
+*/
+PROF_API int prof_capture_replay_window(prof_State *S, int64_t begin_ns, int64_t end_ns);
+
+/*
+** Replays a fixture (spec/fixtures/cupti/README.md gives the format) into a replay capture:
+** JSON text ("schema": "profrun.cupti/1": clock pairs, an optional window, buffers of records
+** by field name) converted to the CUDA 13 record structs and fed as prof_capture_replay_buffer;
+** origin names it in messages. The _file form reads the fixture at path (a save_path capture's
+** output included). [may fail: PROF_ERRSTATE, PROF_ERRARG naming origin, the record and the
+** key, PROF_ERRIO, PROF_ERRMEM]
+*/
+PROF_API int prof_capture_replay_json(prof_State *S, const char *text, size_t len,
+                                      const char *origin);
+PROF_API int prof_capture_replay_file(prof_State *S, const char *path);
+
+/*
+** A launch synthesised at the calling thread's current context, for tests and specs without a
+** GPU: a replay capture builds the records CUPTI would write for it (a cudaLaunchKernel,
+** cudaMemcpyAsync or cudaMemsetAsync runtime record from now to now + launch_ns, one
+** EXTERNAL_CORRELATION record per op, range and module correlation its hooks hold now, and the
+** kernel, copy or memset record from the call's end + delay_ns, lasting duration_ns), in device
+** time equal to host time, and queues them as one buffer (one pool buffer per launch: drain
+** between many). It returns once that work has ended on the host clock (it waits, as a launch
+** and a synchronize would), so the records lie inside the window and inside the op around the
+** call. Use it without replay clock pairs. A replay capture's hooks keep one set of
+** correlation stacks: synthesise launches from one recording thread.
+*/
+typedef struct prof_ReplayLaunch {
+  size_t size;                 /* sizeof(prof_ReplayLaunch); 0 means that too */
+  prof_EventKind kind;         /* PROF_EVENT_KERNEL (0 means it too), MEMCPY or MEMSET */
+  const char *name;            /* kernel name (copied); NULL: "replay_kernel" */
+  int64_t launch_ns;           /* the runtime call's duration; 0: 1000 */
+  int64_t delay_ns;            /* from the call's end to the device's start; 0 */
+  int64_t duration_ns;         /* on the device; 0: 1000 */
+  int32_t device, stream;      /* 0 and 7 when both are 0 */
+  int64_t bytes;               /* copies and memsets */
+  int32_t copy_kind;           /* prof_CopyKind; 0: HtoD */
+  int32_t grid[3], block[3];   /* kernels; zeros: 1 */
+} prof_ReplayLaunch;
+
+/* [may fail: PROF_ERRSTATE without a replay capture, PROF_ERRMEM when the pool is exhausted]
+   *flow (may be NULL) receives the CUPTI correlation id it used. */
+PROF_API int prof_capture_replay_launch(prof_State *S, const prof_ReplayLaunch *l, uint64_t *flow);
+
+/* What a capture saw since the last prof_start (or since open, before any); dropped_cupti and
+   dropped_pool count since open (CUPTI drops most during warmup). */
+typedef struct prof_CaptureStats {
+  size_t size;                 /* set by the caller to sizeof(prof_CaptureStats); 0 means that too */
+  int64_t buffers;             /* buffers decoded */
+  int64_t records;             /* activity records read */
+  int64_t kernels, memcpys, memsets, runtime_calls, memory_records, overheads; /* emitted */
+  int64_t external_correlations;
+  int64_t dropped_cupti;       /* records CUPTI dropped (cuptiActivityGetNumDroppedRecords) */
+  int64_t dropped_pool;        /* buffer requests refused: every pool buffer was in use */
+  int64_t dropped_events;      /* decoded records with no room left among the device events */
+  int64_t out_of_window;       /* records outside prof_start .. prof_stop */
+  int64_t bad_timestamps;      /* records with a zero or inverted time */
+  int64_t unknown_records;     /* kinds the decoder does not read */
+  int64_t device_ops;          /* kernels + memcpys + memsets emitted */
+  int64_t attributed_op, attributed_range, attributed_module; /* of device_ops */
+  int64_t device_time_ns;      /* summed duration of device_ops */
+  int64_t clock_pairs;         /* time-map samples */
+} prof_CaptureStats;
+
+/* Fills *st (zeros without a capture ever opened). Never fails. */
+PROF_API void prof_capture_stats(const prof_State *S, prof_CaptureStats *st);
 
 /* {====================== JSON profile ======================} */
 
@@ -697,6 +1111,37 @@ PROF_API int prof_commit_file(prof_State *S, const char *path, const prof_Staged
 ** that are empty. Async-signal-safe (unlink and rmdir only): a signal handler may call it. Never fails.
 */
 PROF_API void prof_discard_file(const prof_Staged *st);
+
+/* {====================== text report ======================} */
+
+/* What a report writer is told; prof_report_options_init gives DeepSpeed's defaults. */
+typedef struct prof_ReportOptions {
+  size_t size;                 /* set by prof_report_options_init */
+  int64_t profile_step;        /* "Profile Summary at step N"; 1 */
+  int64_t module_depth;        /* depths of the aggregated profile; -1: all */
+  int64_t top_modules;         /* entries per depth; 1 */
+  int detailed;                /* print the tree; 1 */
+  int timed;                   /* latencies were measured; 0 prints "n/a" (the meta device); 1 */
+} prof_ReportOptions;
+
+PROF_API void prof_report_options_init(prof_ReportOptions *opts);
+
+/*
+** A report writer, the C twin of a report script (scripts/reports/): renders S's snapshot as text
+** through out. prof_write_deepspeed_report is one; a host passes its own where it passes that.
+*/
+typedef int (*prof_ReportFn)(prof_State *S, const prof_ReportOptions *opts, prof_WriteFn out,
+                             void *out_ud);
+
+/*
+** DeepSpeed's print_model_profile text for the first root's tree (summary, aggregated profile per
+** depth, detailed tree), the text scripts/reports/deepspeed.lua renders for a flops profile
+** without an engine (no folding of repeated children, no extra_repr: C hosts have neither).
+** Reads the snapshot: after prof_stop or prof_snapshot, while no thread records. opts NULL: the
+** defaults. [may fail: PROF_ERRSTATE with no module, PROF_ERRIO when out fails, PROF_ERRMEM]
+*/
+PROF_API int prof_write_deepspeed_report(prof_State *S, const prof_ReportOptions *opts,
+                                         prof_WriteFn out, void *out_ud);
 
 /* {====================== trace ======================} */
 
@@ -850,6 +1295,8 @@ typedef struct prof_Config {
      free-form object handed to that script (NULL when not set) */
   char *schedule_script;
   prof_JsonValue *schedule_args;
+  /* profiler.emit_nvtx (false): profrun's module calls are NVTX ranges "path:Type" too */
+  int emit_nvtx;
   /* device_options.tf32 (false): float32 GEMMs on the cuda device use TF32 tensor cores */
   int device_tf32;
 } prof_Config;

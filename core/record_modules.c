@@ -77,6 +77,8 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->attr_node = ignored ? outer_attr : id;
   slot->open++;
   if (f->suppressing) R->suppress++;
+  /* pushed idle too: a call entered in warmup is popped in the window */
+  profR_corr_push(S, PROFK_EXT_MODULE, profK_module_ext(f->attr_node, f->phase));
   if (!profR_active(S)) return;
   if (f->counted) slot->incl[f->phase].calls++;
   f->start = R->totals[f->phase];
@@ -100,6 +102,7 @@ static void close_frame(profR_Recorder *R, int64_t now, int active, int unwindin
   if (active && f->ruled && !f->rule_done && !unwinding && profU_apply(R, f, NULL) != PROF_OK)
     profR_sticky(R, PROF_ERRARG, R->S->errmsg, f->node);
   R->sp--;
+  profR_corr_pop(R->S, PROFK_EXT_MODULE);
   profR_Slot *slot = &R->slots[f->node];
   slot->open--;
   if (f->suppressing) R->suppress--;

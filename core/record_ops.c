@@ -86,11 +86,14 @@ int prof_op_begin(prof_State *S, prof_Op *op) {
   if (R->cap_events > 0) op->t_begin_ticks = profC_ticks(&S->clock);
   if (R->op_depth < PROF_OP_NEST_MAX) R->open_ops[R->op_depth] = op;
   R->op_depth++;
+  profR_corr_push(S, PROFK_EXT_OP, op->correlation);
   return PROF_OK;
 }
 
 void prof_op_end(prof_State *S, prof_Op *op) {
-  if (!profR_active(S) || op->correlation == 0) return;
+  if (op->correlation == 0) return;
+  profR_corr_pop(S, PROFK_EXT_OP);   /* before the activity test: begin pushed it */
+  if (!profR_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   if (R->op_depth > 0) R->op_depth--;

@@ -1,8 +1,9 @@
 /* record_ranges.c — user ranges, instants and counters on the calling thread's recorder. */
 #include "recorder.h"
 
-/* The event of the range r closed at now, field by field: a struct assignment or memset becomes
-   `rep stos`, slow to start for 120 bytes (it was a third of a pair). */
+/* The event of the range r closed at now: the first 64 bytes only, field by field (a struct
+   assignment or memset becomes `rep stos`, slow to start); prof_event_at supplies the zero
+   counts of a range, so the event's second half is never touched. */
 static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t now) {
   profR_Event *e = &R->events[R->n_events++];
   e->kind = PROF_EVENT_RANGE;
@@ -13,22 +14,24 @@ static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t no
   e->shapes = 0;
   e->name = r->name;
   e->stack = r->stack;
-  e->correlation = 0;
+  e->correlation = r->corr;
   e->t_begin = r->t0;
   e->t_end = now;
-  e->macs = e->flops = e->bytes_read = e->bytes_written = 0;
-  e->bytes_allocated = e->bytes_freed = 0;
   e->value = r->number1;
-  e->total = 0;
 }
 
-/* The common case of both ends: a thread seen before (its recorder cached), the TSC, no stack
-   hook. Tested first, so that path is a leaf: no call, no register saved. */
+/* The common case of both ends: a thread seen before (its recorder cached), the session active
+   on the TSC, no stack hook, no device capture. One compare (range_fast holds the serial only
+   then), tested before anything else, so that path is a leaf: no call, no register saved. */
 static inline profR_Recorder *fast_recorder(prof_State *S) {
 #if PROF_HAVE_TSC
-  if (__builtin_expect(profR_cache.S == S && profR_cache.serial == S->serial && S->clock.tsc &&
-                       S->stack_fn == NULL, 1))
+  if (__builtin_expect(profR_cache.S == S &&
+                           profR_cache.serial ==
+                               atomic_load_explicit(&S->range_fast, memory_order_relaxed),
+                       1))
     return profR_cache.R;
+#else
+  (void)S;
 #endif
   return NULL;
 }
@@ -49,24 +52,31 @@ __attribute__((noinline)) static void push_any(prof_State *S, const char *name, 
   r->number1 = number1;
   r->stack = S->stack_fn != NULL ? S->stack_fn(S->stack_ud, S) : NULL;   /* where it opened */
   r->module = profR_attr_node(R);
+  /* with a device capture open the range gets a correlation (an op's kind: the thread in the
+     high bits), pushed so that the kernels launched inside it name it */
+  r->corr = 0;
+  if (S->corr_push != NULL) {
+    r->corr = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
+    S->corr_push(S->corr_ud, PROFK_EXT_RANGE, r->corr);
+  }
   r->t0 = profC_ticks(&S->clock);
 }
 
 static inline void range_push(prof_State *S, const char *name, int64_t number1) {
-  if (!profR_active(S)) return;
   profR_Recorder *R = fast_recorder(S);
-  if (R != NULL && __builtin_expect(R->n_ranges < PROF_RANGE_MAX, 1)) {
+  if (__builtin_expect(R != NULL && R->n_ranges < PROF_RANGE_MAX, 1)) {
     profR_Range *r = &R->ranges[R->n_ranges++];
     r->name = name;
     r->number1 = number1;
     r->stack = NULL;
     r->module = profR_attr_node(R);
+    r->corr = 0;
 #if PROF_HAVE_TSC
     r->t0 = (int64_t)__rdtsc();
 #endif
     return;
   }
-  push_any(S, name, number1);
+  if (profR_active(S)) push_any(S, name, number1);
 }
 
 void prof_range_push(prof_State *S, const char *name) { range_push(S, name, 0); }
@@ -84,6 +94,7 @@ __attribute__((noinline)) static void pop_any(prof_State *S) {
     return;
   }
   const profR_Range *r = &R->ranges[--R->n_ranges];
+  if (r->corr != 0) profR_corr_pop(S, PROFK_EXT_RANGE);
   if (R->n_events >= R->cap_events) {
     if (R->cap_events > 0) R->dropped++;
     return;
@@ -92,9 +103,8 @@ __attribute__((noinline)) static void pop_any(prof_State *S) {
 }
 
 void prof_range_pop(prof_State *S) {
-  if (!profR_active(S)) return;
   profR_Recorder *R = fast_recorder(S);
-  if (R != NULL && __builtin_expect(R->n_ranges > 0 && R->n_events < R->cap_events, 1)) {
+  if (__builtin_expect(R != NULL && R->n_ranges > 0 && R->n_events < R->cap_events, 1)) {
 #if PROF_HAVE_TSC
     int64_t now = (int64_t)__rdtsc();
 #else
@@ -103,7 +113,7 @@ void prof_range_pop(prof_State *S) {
     put_range(R, &R->ranges[--R->n_ranges], now);
     return;
   }
-  pop_any(S);
+  if (profR_active(S)) pop_any(S);
 }
 
 void prof_instant(prof_State *S, const char *name) {

@@ -189,7 +189,13 @@ int prof_check(prof_State *S) {
 
 void prof_set_phase(prof_State *S, prof_Phase phase) {
   profR_Recorder *R = profR_get(S);
-  if (R != NULL && (unsigned)phase < PROF_PHASE_COUNT) R->phase = phase;
+  if (R == NULL || (unsigned)phase >= PROF_PHASE_COUNT) return;
+  R->phase = phase;
+  /* a device capture's module id carries the phase: the innermost call's is replaced in place */
+  if (S->corr_push != NULL && R->sp > 0) {
+    S->corr_pop(S->corr_ud, PROFK_EXT_MODULE);
+    S->corr_push(S->corr_ud, PROFK_EXT_MODULE, profK_module_ext(R->stack[R->sp - 1].attr_node, phase));
+  }
 }
 
 prof_Phase prof_get_phase(const prof_State *S) {

@@ -68,6 +68,14 @@ PROF_INTERNAL void profR_acc_add_sat(profT_Acc *a, int64_t macs, int64_t flops, 
 PROF_INTERNAL void profR_add_slow(profR_Recorder *R, profT_Acc *self, int64_t macs, int64_t flops,
                                   int64_t br, int64_t bw) __attribute__((cold));
 
+/* The device capture's correlation hooks (session.h): a predictable branch when none is open. */
+static inline void profR_corr_push(prof_State *S, int kind, uint64_t id) {
+  if (__builtin_expect(S->corr_push != NULL, 0)) S->corr_push(S->corr_ud, kind, id);
+}
+static inline void profR_corr_pop(prof_State *S, int kind) {
+  if (__builtin_expect(S->corr_pop != NULL, 0)) S->corr_pop(S->corr_ud, kind);
+}
+
 /* A count added as unsigned: no undefined behaviour whatever it holds. */
 #define PROFR_UADD(x, v) ((x) = (int64_t)((uint64_t)(x) + (uint64_t)(v)))
 

@@ -8,6 +8,14 @@
 #include "clock.h"
 #include "prof_internal.h"
 
+/* What the device capture's correlation hooks push (CUPTI external ids CUSTOM0..2). */
+enum { PROFK_EXT_OP = 0, PROFK_EXT_RANGE = 1, PROFK_EXT_MODULE = 2, PROFK_EXT_KINDS = 3 };
+
+/* A module call's external id: its attribution node and phase, both + 1 so that 0 is "none". */
+static inline uint64_t profK_module_ext(int32_t node, int phase) {
+  return ((uint64_t)(uint32_t)(phase + 1) << 32) | (uint32_t)(node + 1);
+}
+
 /* One phase's counters of one module (or of the whole session). */
 typedef struct profT_Acc {
   int64_t calls;
@@ -55,6 +63,8 @@ typedef struct profT_Frame {
 
 /* One recorded event, as the recorder's preallocated buffer holds it. */
 typedef struct profR_Event {
+  /* The first 64 bytes are all a range writes (record_ranges.c's put_range); prof_event_at
+     gives a range zero for the fields after value. */
   uint8_t kind;                /* prof_EventKind */
   uint8_t phase;
   int16_t op_kind;
@@ -65,18 +75,21 @@ typedef struct profR_Event {
   const char *stack;           /* the stack hook's source location (interned), or NULL */
   uint64_t correlation;
   int64_t t_begin, t_end;      /* ticks: prof_event_at gives them as nanoseconds */
+  int64_t value;
   union {                      /* memory events count no MACs: their slot keeps the block's address */
     int64_t macs;              /* ops and modules */
     uint64_t address;          /* PROF_EVENT_MEMORY and PROF_EVENT_MEMORY_TAG */
   };
   int64_t flops, bytes_read, bytes_written;
   int64_t bytes_allocated, bytes_freed;
-  int64_t value, total;
+  int64_t total;
 } profR_Event;
 
-/* profR_push and record_ranges.c's put_range set every field one by one (no memset); a new
-   field must be set there too */
+/* profR_push and record_ranges.c's put_range set every field they own one by one (no memset);
+   a new field must be set there too */
 _Static_assert(sizeof(profR_Event) == 120, "profR_Event changed: set its fields in profR_push and put_range");
+_Static_assert(offsetof(profR_Event, value) + sizeof(int64_t) == 64,
+               "a range's fields must stay in the event's first 64 bytes");
 
 /* int64 words of the shapes arena per buffered event: an op with two 2-d inputs takes 7 */
 #define PROF_SHAPE_WORDS_PER_EVENT 12
@@ -88,6 +101,7 @@ typedef struct profR_Range {
   const char *stack;           /* the stack hook's location at the push */
   int64_t t0;
   int32_t module;              /* the innermost module when it opened */
+  uint64_t corr;               /* its correlation while a device capture is open, else 0 */
 } profR_Range;
 
 /* The calling thread's recording state: no other thread touches it while recording runs. */
@@ -134,6 +148,7 @@ typedef struct profT_Rule {
 
 /* One module in the snapshot: every thread's calls merged, the ignore semantics applied. */
 typedef struct profS_Module {
+  int64_t dev_incl[PROF_PHASE_COUNT], dev_self[PROF_PHASE_COUNT], dev_ops[PROF_PHASE_COUNT];
   profT_Acc incl[PROF_PHASE_COUNT];
   profT_Acc self[PROF_PHASE_COUNT];
   int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
@@ -144,10 +159,16 @@ typedef struct profS_Module {
 typedef struct profS_Snapshot {
   profS_Module *modules;
   int32_t n, cap;
+  /* the modules' pre-order at the snapshot (n of them), so that a reader taking a million
+     modules in slices does not walk the tree once per slice */
+  int32_t *preorder;
+  int32_t cap_preorder;
+  int64_t preorder_version;    /* the tree_version it was walked at */
   profT_Acc totals[PROF_PHASE_COUNT];
   profT_Acc unattributed[PROF_PHASE_COUNT];
   int64_t mem_peak[2];
   int64_t n_events, dropped;
+  int64_t n_host_events;       /* n_events less the device capture's, which follow them */
   int saturated;               /* some count reached INT64_MAX (saturate.h) and stopped there */
 } profS_Snapshot;
 
@@ -159,6 +180,9 @@ struct prof_State {
   int64_t serial;              /* tells this session from an earlier one at the same address */
   prof_Conventions conv;
   atomic_int active;
+  /* serial while ranges may take their leaf path (active, TSC clock, no stack hook), else 0: one
+     compare with the thread's cache entry answers all four questions (record_ranges.c) */
+  atomic_llong range_fast;     /* kept by profI_range_fast_update */
   profC_Clock clock;           /* what recorders stamp with, and its mapping to nanoseconds */
   int64_t event_capacity;      /* events per recorder; 0: only running totals */
   int memory_events;           /* buffer every allocation and free */
@@ -173,6 +197,7 @@ struct prof_State {
   /* module tree */
   profT_Node *chunks[PROF_NODE_CHUNKS];
   atomic_int n_nodes;
+  int64_t tree_version;        /* changes with every node added and every clear (under lock) */
   int32_t first_root, last_root;
   /* flop rules */
   profT_Rule *rules;
@@ -182,6 +207,12 @@ struct prof_State {
   int32_t n_recorders;
   /* merged counts (prof_snapshot, prof_stop) */
   profS_Snapshot snap;
+  /* device capture (core/capture/): the correlation hooks its source installs, called around
+     every op, range and module call while it is open; NULL (one branch) otherwise */
+  void (*corr_push)(void *ud, int kind, uint64_t id);
+  void (*corr_pop)(void *ud, int kind);
+  void *corr_ud;
+  struct profK_Capture *capture;
 };
 
 /* tree.c: the registry */
@@ -212,5 +243,9 @@ PROF_INTERNAL void profN_free(prof_State *S);
 /* snapshot.c */
 PROF_INTERNAL void profS_free(prof_State *S);
 PROF_INTERNAL void profS_empty(prof_State *S);
+
+/* state.c: range_fast again, after active, the clock, the stack hook or the capture's hooks
+   changed (prof_start, prof_capture_open and _close) */
+PROF_INTERNAL void profI_range_fast_update(prof_State *S);
 
 #endif

@@ -2,11 +2,13 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "recorder.h"
 #include "saturate.h"
 
 void profS_free(prof_State *S) {
   profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
+  profI_free(S, S->snap.preorder, sizeof *S->snap.preorder * (size_t)S->snap.cap_preorder);
   memset(&S->snap, 0, sizeof S->snap);
 }
 
@@ -17,7 +19,7 @@ void profS_empty(prof_State *S) {
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   memset(snap->mem_peak, 0, sizeof snap->mem_peak);
-  snap->n_events = snap->dropped = 0;
+  snap->n_events = snap->dropped = snap->n_host_events = 0;
   snap->saturated = 0;
 }
 
@@ -42,8 +44,35 @@ static int acc_saturated(const profT_Acc *a) {
          prof_is_saturated(a->time_ns);
 }
 
+/* GPU time per module: each device op's duration is its attribution node's own; inclusive sums
+   run up the tree (children have larger ids: one backward pass). */
+static void device_times(prof_State *S, int32_t n) {
+  profS_Snapshot *snap = &S->snap;
+  if (n == 0 || profK_event_count(S) == 0) return;
+  for (int64_t i = 0; i < profK_event_count(S); i++) {
+    const profK_Event *e = profK_event(S, i);
+    if (e->module < 0 || e->module >= n || e->phase >= PROF_PHASE_COUNT) continue;
+    if (e->kind != PROF_EVENT_KERNEL && e->kind != PROF_EVENT_MEMCPY && e->kind != PROF_EVENT_MEMSET)
+      continue;
+    snap->modules[e->module].dev_self[e->phase] += e->t_end - e->t_begin;
+    snap->modules[e->module].dev_ops[e->phase]++;
+  }
+  for (int32_t k = n - 1; k >= 0; k--) {
+    profS_Module *m = &snap->modules[k];
+    int32_t parent = profT_node(S, k)->parent;
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      m->dev_incl[p] += m->dev_self[p];
+      if (parent >= 0) {   /* m's sums are final here: its children came first */
+        snap->modules[parent].dev_incl[p] += m->dev_incl[p];
+        snap->modules[parent].dev_ops[p] += m->dev_ops[p];
+      }
+    }
+  }
+}
+
 int prof_snapshot(prof_State *S) {
   profS_Snapshot *snap = &S->snap;
+  profK_on_snapshot(S);   /* while active: a drain, so that device events are current */
   int32_t n = profT_count(S);
   if (n > snap->cap) {
     profS_Module *m = profI_realloc(S, snap->modules, sizeof *m * (size_t)snap->cap,
@@ -52,7 +81,16 @@ int prof_snapshot(prof_State *S) {
     snap->modules = m;
     snap->cap = n;
   }
+  if (n > snap->cap_preorder) {
+    int32_t *order = profI_realloc(S, snap->preorder, sizeof *order * (size_t)snap->cap_preorder,
+                                   sizeof *order * (size_t)n);
+    if (order == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+    snap->preorder = order;
+    snap->cap_preorder = n;
+  }
   snap->n = n;
+  if (n > 0) prof_module_preorder(S, snap->preorder, n);
+  snap->preorder_version = S->tree_version;
   if (n > 0) memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
@@ -76,6 +114,8 @@ int prof_snapshot(prof_State *S) {
     snap->dropped += R->dropped;
   }
   pthread_mutex_unlock(&S->lock);
+  snap->n_host_events = snap->n_events;
+  snap->n_events += profK_event_count(S);   /* device events follow the host's */
   /* recorders count time in ticks; the snapshot holds nanoseconds */
   profC_calibrate(&S->clock);
   for (int32_t k = 0; k < n; k++)
@@ -118,7 +158,34 @@ int prof_snapshot(prof_State *S) {
   }
   for (int p = 0; p < PROF_PHASE_COUNT; p++)
     snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
+  device_times(S, n);
   return PROF_OK;
+}
+
+int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_ModuleId *ids,
+                                  int32_t n) {
+  int32_t total = profT_count(S);
+  if (first < 0 || n <= 0 || first >= total) return 0;
+  if (n > total - first) n = total - first;
+  const profS_Snapshot *snap = &S->snap;
+  if (snap->preorder_version == S->tree_version && snap->n == total) {
+    memcpy(ids, snap->preorder + first, sizeof *ids * (size_t)n);
+    return n;
+  }
+  /* the tree changed since the snapshot: walk it, keeping positions first .. first + n - 1 */
+  int32_t k = S->first_root, pos = 0, got = 0;
+  while (k >= 0 && got < n) {
+    if (pos >= first) ids[got++] = k;
+    pos++;
+    const profT_Node *node = profT_node(S, k);
+    if (node->first_child >= 0) {
+      k = node->first_child;
+      continue;
+    }
+    while (k >= 0 && profT_node(S, k)->next_sibling < 0) k = profT_node(S, k)->parent;
+    if (k >= 0) k = profT_node(S, k)->next_sibling;
+  }
+  return got;
 }
 
 static void fill_counts(const profT_Acc *incl, const profT_Acc *self, prof_Counts *c) {
@@ -153,6 +220,11 @@ int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *out
     for (int p = 0; p < PROF_PHASE_COUNT; p++) fill_counts(&m->incl[p], &m->self[p], &info.phase[p]);
     info.hidden = m->hidden;
     info.params_counted = m->params_counted;
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      info.device_time_ns[p] = m->dev_incl[p];
+      info.self_device_time_ns[p] = m->dev_self[p];
+      info.device_ops[p] = m->dev_ops[p];
+    }
   }
   /* a caller built against an older, smaller prof_ModuleInfo gets only what it has room for */
   size_t size = out->size != 0 && out->size < sizeof info ? out->size : sizeof info;
@@ -194,8 +266,23 @@ static int32_t read_shapes(const profR_Recorder *R, const profR_Event *e, prof_O
   return n < max ? n : max;
 }
 
+/* A device event (capture/events.c) into out, as far as out's size reaches. */
+static int device_event_at(const prof_State *S, int64_t i, prof_Event *out) {
+  const profK_Event *d = profK_event(S, i);
+  if (d == NULL) return PROF_ERRARG;
+  prof_Event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.size = sizeof ev;
+  profK_fill_event(S, d, &ev);
+  size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
+  memcpy(out, &ev, size);
+  out->size = size;
+  return PROF_OK;
+}
+
 int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   if (i < 0 || i >= S->snap.n_events) return PROF_ERRARG;
+  if (i >= S->snap.n_host_events) return device_event_at(S, i - S->snap.n_host_events, out);
   const profR_Recorder *R = S->recorders;
   while (R != NULL && i >= R->n_events) {
     i -= R->n_events;
@@ -220,14 +307,18 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   ev.t_begin_ns = profC_ns(c, e->t_begin);
   ev.t_end_ns = profC_ns(c, e->t_end);
   int block = e->kind == PROF_EVENT_MEMORY || e->kind == PROF_EVENT_MEMORY_TAG;
-  ev.macs = block ? 0 : e->macs;
-  ev.flops = e->flops;
-  ev.bytes_read = e->bytes_read;
-  ev.bytes_written = e->bytes_written;
-  ev.bytes_allocated = e->bytes_allocated;
-  ev.bytes_freed = e->bytes_freed;
-  ev.value = e->kind == PROF_EVENT_RANGE ? e->value - 1 : e->value;
-  ev.total = e->total;
+  if (e->kind == PROF_EVENT_RANGE) {
+    ev.value = e->value - 1;   /* a range wrote none of the counts (put_range): they stay 0 */
+  } else {
+    ev.macs = block ? 0 : e->macs;
+    ev.flops = e->flops;
+    ev.bytes_read = e->bytes_read;
+    ev.bytes_written = e->bytes_written;
+    ev.bytes_allocated = e->bytes_allocated;
+    ev.bytes_freed = e->bytes_freed;
+    ev.value = e->value;
+    ev.total = e->total;
+  }
   ev.stack = e->stack;
   size_t size = out->size != 0 && out->size < sizeof ev ? out->size : sizeof ev;
   if (size <= fixed) {
@@ -240,6 +331,9 @@ int prof_event_at(const prof_State *S, int64_t i, prof_Event *out) {
   /* fields after input[] reach only callers whose prof_Event has them */
   if (size >= offsetof(prof_Event, address) + sizeof ev.address)
     out->address = block ? e->address : 0;
+  /* the device fields of a host event are zeros */
+  if (size > offsetof(prof_Event, device_index))
+    memset((char *)out + offsetof(prof_Event, device_index), 0, size - offsetof(prof_Event, device_index));
   out->size = size;
   return PROF_OK;
 }

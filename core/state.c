@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "recorder.h"
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -27,6 +28,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->conv = PROF_CONV_EXACT;
   S->first_root = S->last_root = -1;
   atomic_init(&S->active, 0);
+  atomic_init(&S->range_fast, 0);
   atomic_init(&S->n_nodes, 0);
   profC_init(&S->clock);
   for (int d = 0; d < 2; d++) {
@@ -46,6 +48,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
 
 void prof_close(prof_State *S) {
   if (S == NULL) return;
+  profK_free(S);
   profR_free_all(S);
   profS_free(S);
   profT_free_nodes(S);
@@ -114,18 +117,27 @@ int prof_start(prof_State *S) {
   if (rc != PROF_OK) return rc;
   prof_reset(S);
   profC_start(&S->clock);
+  profK_on_start(S);
   atomic_store(&S->active, 1);
+  profI_range_fast_update(S);
   return PROF_OK;
 }
 
 int prof_stop(prof_State *S) {
   if (!profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
+  atomic_store(&S->range_fast, 0);
   atomic_store(&S->active, 0);
+  profK_on_stop(S);
   return prof_snapshot(S);
 }
 
 int prof_is_active(const prof_State *S) { return profR_active(S); }
+
+void profI_range_fast_update(prof_State *S) {
+  int fast = atomic_load(&S->active) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
+  atomic_store(&S->range_fast, fast ? S->serial : 0);
+}
 
 void prof_reset(prof_State *S) {
   pthread_mutex_lock(&S->lock);
@@ -137,6 +149,7 @@ void prof_reset(prof_State *S) {
     atomic_store(&S->mem_peak[d], 0);
   }
   profS_empty(S);
+  profK_on_reset(S);
 }
 
 void prof_clear(prof_State *S) {

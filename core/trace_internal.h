@@ -58,6 +58,31 @@ PROF_INTERNAL void profX_frames_feed(profX_Frames *F, const char *stack, int64_t
                                      int64_t end, profX_FrameFn emit, void *ud);
 PROF_INTERNAL void profX_frames_flush(profX_Frames *F, profX_FrameFn emit, void *ud);
 
+/* {====================== device events (trace_gpu.c) ======================} */
+
+/* What trace_gpu.c writes through: trace_writer.c's buffered output. */
+typedef struct profX_Sink {
+  void *ud;
+  void (*raw)(void *ud, const char *s, size_t n);
+  void (*str)(void *ud, const char *s);        /* a JSON string, escaped */
+  int *first_event;                            /* no comma before the document's first event */
+  int64_t base;                                /* the time written as ts 0 */
+  int64_t pid;                                 /* the host's process row */
+  const char *process_name;
+} profX_Sink;
+
+/*
+** The capture's device events in Kineto's layout: kernels, copies and memsets on pid = device,
+** tid = stream; runtime calls on the launching thread's row; ac2g flows between them;
+** gpu_user_annotation spans per range and stream; GPU memory counters; CUPTI overhead on pid -1.
+** [may fail: PROF_ERRMEM for its indexes]
+*/
+PROF_INTERNAL int profX_gpu_events(prof_State *S, const profX_Sink *k);
+/* The device events' earliest begin and latest end; unchanged when there are none. */
+PROF_INTERNAL void profX_gpu_bounds(const prof_State *S, int64_t *min_begin, int64_t *max_end);
+/* ",\n\"cupti\":{...}" with the capture's counts, when a capture ran. */
+PROF_INTERNAL void profX_gpu_summary(const prof_State *S, const profX_Sink *k);
+
 /* {====================== gzip sink (trace_gzip.c) ======================} */
 
 typedef struct profX_Gzip profX_Gzip;

@@ -425,6 +425,16 @@ static void events(Ctx *c, prof_State *S, const profX_Order *ord) {
   }
 }
 
+/* The device capture's events (trace_gpu.c) go through the same buffer. */
+static void sink_raw(void *ud, const char *s, size_t n) { put(((Ctx *)ud)->o, s, n); }
+static void sink_str(void *ud, const char *s) { put_str(((Ctx *)ud)->o, s); }
+
+static profX_Sink gpu_sink(Ctx *c, const prof_TraceInfo *in) {
+  return (profX_Sink){.ud = c, .raw = sink_raw, .str = sink_str, .first_event = &c->first_event,
+                      .base = c->base, .pid = c->pid,
+                      .process_name = in->process_name ? in->process_name : "profrun"};
+}
+
 /* {====================== the document ======================} */
 
 void prof_traceinfo_init(prof_TraceInfo *info) {
@@ -441,7 +451,7 @@ static int64_t epoch_of(int64_t mono_ns) {
 }
 
 static void document(Out *o, Ctx *c, prof_State *S, const prof_TraceInfo *in,
-                     const cJSON *devices, const profX_Order *ord, int64_t epoch) {
+                     const cJSON *devices, const profX_Order *ord, int64_t epoch, int *rc) {
   LIT(o, "{\n\"schemaVersion\":1,\n\"deviceProperties\":");
   put_devices(o, devices);
   LIT(o, ",\n\"distributedInfo\":{\"rank\":");
@@ -456,7 +466,11 @@ static void document(Out *o, Ctx *c, prof_State *S, const prof_TraceInfo *in,
   metadata(c, "process_name", -1, "name", in->process_name ? in->process_name : "profrun", 0);
   metadata(c, "process_labels", -1, "labels", "CPU", 0);
   events(c, S, ord);
-  event_head(c, 'i', -1, ord->n > 0 ? ord->max_end : c->base);
+  profX_Sink k = gpu_sink(c, in);
+  *rc = profX_gpu_events(S, &k);
+  int64_t lo = INT64_MAX, hi = ord->n > 0 ? ord->max_end : c->base;
+  profX_gpu_bounds(S, &lo, &hi);
+  event_head(c, 'i', -1, hi);
   LIT(o, ",\"s\":\"g\",\"name\":\"Record Window End\"}");
   LIT(o, "\n],\n\"traceName\":");
   put_str(o, in->trace_name);
@@ -464,6 +478,7 @@ static void document(Out *o, Ctx *c, prof_State *S, const prof_TraceInfo *in,
   put_int(o, prof_events_dropped(S));
   LIT(o, ",\n\"clippedSpans\":");
   put_int(o, c->clipped);
+  profX_gpu_summary(S, &k);
   LIT(o, "\n}\n");
 }
 
@@ -492,13 +507,15 @@ int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_Writ
   o->failed = 0;
   o->len = 0;
   profW_init(&o->w, sink, o, 0);
-  int64_t base = in.base_ns != 0 ? in.base_ns : ord.n > 0 ? ord.min_begin : prof_now_ns();
+  int64_t lo = ord.n > 0 ? ord.min_begin : INT64_MAX, hi = INT64_MIN;
+  profX_gpu_bounds(S, &lo, &hi);   /* device work may start the trace (a replayed capture) */
+  int64_t base = in.base_ns != 0 ? in.base_ns : lo != INT64_MAX ? lo : prof_now_ns();
   Ctx c = {.o = o, .base = base, .pid = in.pid != 0 ? in.pid : (int64_t)getpid(), .first_event = 1,
            .head_len = 0, .op_name = in.op_name, .op_name_ud = in.op_name_ud};
   document(o, &c, S, &in, devices, &ord,
-           in.base_epoch_ns != 0 ? in.base_epoch_ns : epoch_of(base));
+           in.base_epoch_ns != 0 ? in.base_epoch_ns : epoch_of(base), &rc);
   flush(o);
-  if (o->failed) rc = profI_error(S, PROF_ERRIO, "trace: the write callback failed");
+  if (rc == PROF_OK && o->failed) rc = profI_error(S, PROF_ERRIO, "trace: the write callback failed");
 end:
   profI_free(S, o, sizeof *o);
   profX_order_free(S, &ord);

@@ -28,6 +28,7 @@ void profT_free_nodes(prof_State *S) {
   }
   atomic_store(&S->n_nodes, 0);
   S->first_root = S->last_root = -1;
+  S->tree_version++;
 }
 
 /* Adds a node; the caller holds S->lock. */
@@ -76,6 +77,7 @@ static int add_locked(prof_State *S, prof_ModuleId parent, const char *name, con
   }
   /* published last: a reader that sees the count sees the node */
   atomic_store_explicit(&S->n_nodes, k + 1, memory_order_release);
+  S->tree_version++;
   if (id != NULL) *id = k;
   return PROF_OK;
 }

@@ -21,7 +21,7 @@ describe("the config schema", function()
     assert.equal("", r.stderr)
     assert.equal(core.config_help(), r.stdout)
     local keys = core.config_keys()
-    assert.equal(43, #keys)
+    assert.equal(44, #keys)
     for _, k in ipairs(keys) do
       if k.type == "object" then
         assert.truthy(r.stdout:find("\n" .. k.path .. ": " .. k.doc .. "\n", 1, true), k.path)
@@ -89,7 +89,7 @@ describe("the config schema", function()
     assert.is_true(cfg.flops_profiler.enabled)
     assert.same({ enabled = false, activities = { "cpu" }, record_shapes = false,
       profile_memory = false, with_stack = false, with_flops = false, with_modules = false,
-      schedule = { wait = 0, warmup = 0, active = 1, ["repeat"] = 0, skip_first = 0 } },
+      emit_nvtx = false, schedule = { wait = 0, warmup = 0, active = 1, ["repeat"] = 0, skip_first = 0 } },
       cfg.profiler)
 
     cfg = assert(config.load(CONFIGS .. "/ds_bf16_zero2.json"))

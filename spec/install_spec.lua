@@ -180,6 +180,30 @@ describe("make install PREFIX=<tmp>", function()
     assert.equal("macs 100 flops 210 params 110\n" .. lib, r.stdout)
   end)
 
+  -- issue 12 part 1: the symbols a host can bind to are exactly the API the header declares
+  it("exports from libprof.so exactly the PROF_API functions of the installed prof.h", function()
+    local declared = {}
+    local h = assert(run.read(prefix .. "/include/prof.h"))
+    for name in h:gmatch("\nPROF_API [^;(]-([%w_]+)%s*%(") do declared[#declared + 1] = name end
+    table.sort(declared)
+    local exported = exports(prefix .. "/lib/libprof.so." .. prof_h_version())
+    table.sort(exported)
+    assert.is_true(#declared > 80, #declared .. " declarations")
+    assert.same(declared, exported)
+  end)
+
+  it("keeps prof_State and prof_Scheduler opaque: a host cannot size or open them", function()
+    local dir = run.tmpdir()
+    local results = {}
+    for _, t in ipairs({ "prof_State", "prof_Scheduler" }) do
+      run.write(dir, "opaque.c", "#include <prof.h>\nint main(void) { return (int)sizeof(" .. t .. "); }\n")
+      local r = run.sh("cc -std=c11 -c -I" .. q .. "/include opaque.c -o opaque.o", dir)
+      results[t] = r.code ~= 0 and r.stderr:find("incomplete type", 1, true) ~= nil
+    end
+    run.rmdir_all(dir)
+    assert.same({ prof_State = true, prof_Scheduler = true }, results)
+  end)
+
   it("installs a prof.pc that points at PREFIX", function()
     -- README: `pkg-config --cflags --libs prof` after `make install`
     local r = run.sh("PKG_CONFIG_PATH=" .. q .. "/lib/pkgconfig pkg-config --cflags --libs prof")

@@ -148,21 +148,50 @@ describe("README.md", function()
     assert.equal("profrun.profile/1", doc.schema)
   end)
 
-  it("compiles the C example as pasted and it prints what its comments say", function()
-    local src
+  -- issue 12 part 4: the C host and the C + Lua host, compiled as pasted against an installed
+  -- prefix from pkg-config's flags alone, run without LD_LIBRARY_PATH
+  it("compiles the two C examples as pasted against make install's prefix and they print what README says", function()
+    local c_host, lua_host
     for _, f in ipairs(all) do
       if f.lang == "c" then
-        assert.is_nil(src, "one C example")
-        src = f.body
+        if f.body:find("#include <lualib.h>", 1, true) then
+          assert.is_nil(lua_host, "one C + Lua example")
+          lua_host = f.body
+        else
+          assert.is_nil(c_host, "one plain C example")
+          c_host = f.body
+        end
       end
     end
-    save("net.c", src)
-    local cc = string.format("cc -std=c11 -Wall -Wextra -Werror -I%s/core net.c -L%s/build/lib -lprof "
-      .. "-Wl,-rpath,%s/build/lib -o net && ./net", ROOT, ROOT, ROOT)
-    local r = run.sh(cc, work)
-    assert.equal(0, r.code, shows(r, cc))
+    assert.truthy(c_host and lua_host, "README has a C and a C + Lua example")
+    local function lines(body) return select(2, body:gsub("\n", "")) end
+    assert.is_true(lines(c_host) <= 15, lines(c_host) .. " lines")
+    local main_body = lua_host:match("\nint main%(void%) {\n(.-)\n}\n$")
+    assert.truthy(main_body, "the C + Lua example ends with main")
+    assert.is_true(lines(main_body) + 1 <= 10, lines(main_body) + 1 .. " lines in main")
+
+    local prefix = run.tmpdir()
+    local r = make("install PREFIX=" .. run.quote(prefix))
+    assert.equal(0, r.code, shows(r, "make install"))
+    save("net.c", c_host)
+    save("lua_host.c", lua_host)
+    local pc = "PKG_CONFIG_PATH=" .. run.quote(prefix .. "/lib/pkgconfig") .. " pkg-config --cflags --libs "
+    local cc = "cc -std=c11 -Wall -Wextra -Werror %s.c $(" .. pc .. "%s) -o %s"
+    local built_c = run.sh(string.format(cc, "net", "prof", "net"), work)
+    local built_lua = run.sh(string.format(cc, "lua_host", "prof lua5.4", "lua_host"), work)
+    local ran_c = run.sh("env -u LD_LIBRARY_PATH ./net", work)
+    local ran_lua = run.sh("env -u LD_LIBRARY_PATH -u LUA_PATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 LUA_CPATH="
+      .. run.quote(prefix .. "/lib/profrun/?.so") .. " ./lua_host", work)
+    run.rmdir_all(prefix)
+    assert.equal(0, built_c.code, shows(built_c, "cc net.c"))
+    assert.equal(0, built_lua.code, shows(built_lua, "cc lua_host.c"))
+    assert.equal(0, ran_c.code, shows(ran_c, "./net"))
     -- by hand: a 1x10 input through a 10x10 weight, 100 MACs; 2 * 100 + 10 bias adds = 210
-    assert.equal("Net: 100 MACs, 210 FLOPs\n", r.stdout)
+    assert.truthy(ran_c.stdout:find("\nfwd MACs per GPU: +100 MACs *\n"), ran_c.stdout)
+    assert.truthy(ran_c.stdout:find("\nfwd flops per GPU: +210 +\n"), ran_c.stdout)
+    assert.truthy(ran_c.stdout:find("\nLinear(110 = 100% Params, 100 MACs = 100% MACs, ", 1, true), ran_c.stdout)
+    assert.equal(0, ran_lua.code, shows(ran_lua, "./lua_host"))
+    assert.equal("Net\t42\n", ran_lua.stdout)
   end)
 
   describe("make run and configs/default.json (item 16)", function()

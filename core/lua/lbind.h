@@ -16,10 +16,12 @@ typedef struct LCtx {
   int forced_device;           /* --device: wins over what a script asks for; -1 when unset */
   int32_t new_tensors;         /* tensors pushed since the last GC step they paid for */
   const void *state_mt;        /* prof.State's metatable: hot methods test it by pointer */
+  int emit_nvtx;               /* profiler.emit_nvtx: module calls are NVTX ranges (lnvtx.c) */
 } LCtx;
 
 typedef struct LState {
   prof_State *S;               /* NULL once closed */
+  int borrowed;                /* core.borrow: the host owns S, close only forgets it */
 } LState;
 
 /* Context from upvalue 1 of the running C function. */
@@ -79,6 +81,11 @@ void lbind_open_ops_resample(lua_State *L);
 void lbind_open_optim(lua_State *L);
 void lbind_open_peaks(lua_State *L);
 void lbind_open_term(lua_State *L);
+void lbind_open_json(lua_State *L);
 void lbind_open_files(lua_State *L);
+void lbind_open_hooks(lua_State *L);
+
+/* S:apply_ignore(fn): prof_ignore_apply with fn(id, path, type) -> truthy (lhooks.c). */
+int lhooks_apply_ignore(lua_State *L);
 
 #endif

@@ -2,6 +2,7 @@
 #include "levents.h"
 
 #include "lbind.h"
+#include "lcapture.h"
 
 /* Registry key of the name caches: a weak-keyed table {[State userdata] = {[name] = interned}}.
    The core wants names that outlive the session; interning takes its lock, so each name is
@@ -169,8 +170,9 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
   lua_setfield(L, -2, k);
 }
 
-static const char *const kind_names[] = {"module", "op", "range", "instant", "counter", "memory",
-                                            "memory_tag"};
+static const char *const kind_names[] = {"module", "op",     "range",  "instant", "counter",
+                                            "memory", "memory_tag", "kernel", "memcpy", "memset",
+                                            "runtime", "gpu_memory", "overhead"};
 static const char *const phase_names[PROF_PHASE_COUNT] = {"forward", "backward", "step"};
 
 /* Pushes the dotted path of module id, cached in the table at paths (absolute index). */
@@ -217,7 +219,7 @@ int levents_events(lua_State *L) {
     e.size = sizeof e;
     if (prof_event_at(S, i, &e) != PROF_OK) return fail(L, S);
     lua_createtable(L, 0, 20);
-    lua_pushstring(L, (unsigned)e.kind < 7 ? kind_names[e.kind] : "?");
+    lua_pushstring(L, (unsigned)e.kind < sizeof kind_names / sizeof *kind_names ? kind_names[e.kind] : "?");
     lua_setfield(L, -2, "kind");
     if (e.kind == PROF_EVENT_RANGE && e.value >= 0)
       lua_pushfstring(L, "%s#%I", e.name != NULL ? e.name : "", (lua_Integer)e.value);
@@ -257,6 +259,7 @@ int levents_events(lua_State *L) {
         lua_setfield(L, -2, "category");
       }
     }
+    if (e.kind >= PROF_EVENT_KERNEL) lcapture_push_device_fields(L, &e);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;

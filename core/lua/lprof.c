@@ -12,6 +12,7 @@ int luaopen_prof_core(lua_State *L) {
   ctx->forced_device = -1;
   ctx->new_tensors = 0;
   ctx->state_mt = NULL;        /* set when lstate.c makes the metatable */
+  ctx->emit_nvtx = 0;          /* profiler.emit_nvtx turns it on (core.set_emit_nvtx) */
   lua_newtable(L);
   lbind_open_state(L);
   lbind_open_tensor(L);
@@ -22,6 +23,8 @@ int luaopen_prof_core(lua_State *L) {
   lbind_open_peaks(L);
   lbind_open_term(L);
   lbind_open_files(L);
+  lbind_open_json(L);
+  lbind_open_hooks(L);
   lua_pushliteral(L, PROF_VERSION);
   lua_setfield(L, -2, "VERSION");
   return 1;

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "lbind.h"
+#include "lcapture.h"
+#include "lnvtx.h"
 #include "levents.h"
 #include "lrules.h"
 #include "lstack.h"
@@ -40,9 +42,25 @@ static int s_new(lua_State *L) {
   /* Userdata first, resource second: a failed prof_new leaves a closed, collectable handle. */
   LState *s = lua_newuserdatauv(L, sizeof *s, 2);   /* user values: its Lua rules, its stack walker */
   s->S = NULL;
+  s->borrowed = 0;
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
   if (s->S == NULL) return luaL_error(L, "out of memory creating a profiler state");
+  return 1;
+}
+
+/* core.borrow(ptr): a prof.State over a C host's prof_State *, pushed as a light userdata: the
+   host records through C, Lua reads and reports the same session. The host keeps ownership:
+   close and __gc only forget the pointer, so the host closes its lua_State (or the handle)
+   before prof_close. */
+static int s_borrow(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  prof_State *S = lua_touserdata(L, 1);
+  if (S == NULL) return luaL_argerror(L, 1, "a NULL prof_State");
+  LState *s = lua_newuserdatauv(L, sizeof *s, 2);
+  s->S = S;
+  s->borrowed = 1;
+  luaL_setmetatable(L, LBIND_STATE);
   return 1;
 }
 
@@ -51,7 +69,7 @@ static int s_close(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
   if (s->S != NULL) {
     if (ctx->rt.rec == s->S) ctx->rt.rec = NULL;
-    prof_close(s->S);
+    if (!s->borrowed) prof_close(s->S);
     s->S = NULL;
   }
   return 0;
@@ -145,14 +163,20 @@ static int s_exit(lua_State *L) {
 /* core.module_enter(id) / core.module_exit(id): the same for the current recorder (no state
    argument to check), as nn modules call them on every call; nothing when none records. */
 static int l_module_enter(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  prof_module_enter(S, (prof_ModuleId)lua_tointeger(L, 1));
+  if (c->emit_nvtx) lnvtx_push(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
 static int l_module_exit(lua_State *L) {
-  prof_State *S = lbind_rt(L)->rec;
-  if (S != NULL) prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
+  LCtx *c = lbind_ctx(L);
+  prof_State *S = c->rt.rec;
+  if (S == NULL) return 0;
+  if (c->emit_nvtx) lnvtx_pop();
+  prof_module_exit(S, (prof_ModuleId)lua_tointeger(L, 1));
   return 0;
 }
 
@@ -218,12 +242,14 @@ static int s_modules(lua_State *L) {
   luaL_argcheck(L, count >= 0, 3, "a count is not negative");
   int32_t lo = first - 1 < n ? (int32_t)(first - 1) : n;
   int32_t hi = count < n - lo ? lo + (int32_t)count : n;
-  prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(n > 0 ? n : 1), 0);
-  prof_module_preorder(S, ids, n);
+  /* only the slice's ids: a million-module read in slices would otherwise allocate and walk the
+     whole order once per slice */
+  prof_ModuleId *ids = lua_newuserdatauv(L, sizeof *ids * (size_t)(hi > lo ? hi - lo : 1), 0);
+  prof_module_preorder_from(S, lo, ids, hi - lo);
   lua_createtable(L, hi - lo, 0);
   for (int32_t i = lo; i < hi; i++) {
     prof_ModuleInfo info = {.size = sizeof info};
-    prof_module_info(S, ids[i], &info);
+    prof_module_info(S, ids[i - lo], &info);
     lua_createtable(L, 0, 12);
     set_int(L, "id", info.id);
     if (info.parent != PROF_NO_MODULE) set_int(L, "parent", info.parent);
@@ -242,10 +268,108 @@ static int s_modules(lua_State *L) {
     set_int(L, "params_counted", info.params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       push_counts(L, &info.phase[p]);
+      /* GPU time (device capture): summed kernel, copy and memset durations */
+      set_int(L, "device_time_ns", info.device_time_ns[p]);
+      set_int(L, "self_device_time_ns", info.self_device_time_ns[p]);
+      set_int(L, "device_ops", info.device_ops[p]);
       lua_setfield(L, -2, phase_keys[p]);
     }
     lua_rawseti(L, -2, i - lo + 1);
   }
+  return 1;
+}
+
+/* One module field S:module_columns can give: a named field of prof_ModuleInfo, or a count of
+   one phase ("fwd.macs"). */
+typedef enum { COL_ID, COL_PARENT, COL_NAME, COL_TYPE, COL_DEPTH, COL_PARAMS, COL_PARAMS_COUNTED,
+               COL_IGNORED, COL_RULE, COL_HIDDEN, COL_COUNT } ColumnField;
+static const char *const column_fields[] = {"id", "parent", "name", "type", "depth", "params",
+                                            "params_counted", "ignored", "rule", "hidden", NULL};
+static const char *const count_fields[] = {"calls", "macs", "flops", "bytes_read", "bytes_written",
+                                           "self_macs", "self_flops", "self_bytes_read",
+                                           "self_bytes_written", "time_ns", NULL};
+
+static int64_t count_field(const prof_Counts *c, int k) {
+  const int64_t v[] = {c->calls, c->macs, c->flops, c->bytes_read, c->bytes_written,
+                       c->self_macs, c->self_flops, c->self_bytes_read, c->self_bytes_written,
+                       c->time_ns};
+  return v[k];
+}
+
+/* The column of name: field (ColumnField) or, for "phase.count", COL_COUNT with phase and count;
+   0 when it names nothing. */
+static int parse_column(const char *name, int *field, int *phase, int *count) {
+  for (int i = 0; column_fields[i] != NULL; i++)
+    if (strcmp(name, column_fields[i]) == 0) return *field = i, 1;
+  const char *dot = strchr(name, '.');
+  if (dot == NULL) return 0;
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    size_t n = strlen(phase_keys[p]);
+    if ((size_t)(dot - name) != n || strncmp(name, phase_keys[p], n) != 0) continue;
+    for (int c = 0; count_fields[c] != NULL; c++)
+      if (strcmp(dot + 1, count_fields[c]) == 0) return *field = COL_COUNT, *phase = p, *count = c, 1;
+  }
+  return 0;
+}
+
+/* S:module_columns{name, ...}: {name = array over the modules in pre-order} for each name ("id",
+   "parent" (false for a root), "name", "type", "depth", "params", "params_counted", "ignored",
+   "rule", "hidden", or "fwd.macs"-style counts of a phase): the fields a reader needs from a
+   million modules as a few arrays, 16 bytes a value, instead of S:modules' four tables a row. */
+#define MAX_COLUMNS 64   /* more than every field and count there is (40) */
+static int s_module_columns(lua_State *L) {
+  prof_State *S = snapshot_S(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int ncol = (int)luaL_len(L, 2);
+  luaL_argcheck(L, ncol <= MAX_COLUMNS, 2, "too many columns");
+  luaL_checkstack(L, ncol + 4, "module_columns");
+  int field[MAX_COLUMNS], phase[MAX_COLUMNS], count[MAX_COLUMNS];
+  int32_t n = prof_module_count(S);
+  lua_createtable(L, 0, ncol);
+  int out = lua_gettop(L);
+  for (int j = 0; j < ncol; j++) {
+    lua_rawgeti(L, 2, j + 1);
+    const char *name = lua_tostring(L, -1);
+    if (name == NULL || !parse_column(name, &field[j], &phase[j], &count[j]))
+      return luaL_error(L, "module_columns: unknown column '%s'", name ? name : "?");
+    lua_createtable(L, n, 0);
+    lua_setfield(L, out, name);   /* pops the array; the name stays at -1 */
+    lua_pop(L, 1);
+  }
+  /* the arrays, in column order, from stack slot out + 1 on */
+  for (int j = 0; j < ncol; j++) {
+    lua_rawgeti(L, 2, j + 1);
+    lua_rawget(L, out);
+  }
+  enum { SLICE = 4096 };
+  prof_ModuleId ids[SLICE];
+  for (int32_t lo = 0; lo < n; lo += SLICE) {
+    int32_t got = prof_module_preorder_from(S, lo, ids, SLICE);
+    for (int32_t k = 0; k < got; k++) {
+      prof_ModuleInfo info = {.size = sizeof info};
+      prof_module_info(S, ids[k], &info);
+      for (int j = 0; j < ncol; j++) {
+        switch (field[j]) {
+          case COL_ID: lua_pushinteger(L, info.id); break;
+          case COL_PARENT:
+            if (info.parent == PROF_NO_MODULE) lua_pushboolean(L, 0);
+            else lua_pushinteger(L, info.parent);
+            break;
+          case COL_NAME: lua_pushstring(L, info.name); break;
+          case COL_TYPE: lua_pushstring(L, info.type); break;
+          case COL_DEPTH: lua_pushinteger(L, info.depth); break;
+          case COL_PARAMS: lua_pushinteger(L, (lua_Integer)info.params); break;
+          case COL_PARAMS_COUNTED: lua_pushinteger(L, (lua_Integer)info.params_counted); break;
+          case COL_IGNORED: lua_pushboolean(L, (info.flags & PROF_MODULE_IGNORED) != 0); break;
+          case COL_RULE: lua_pushboolean(L, (info.flags & PROF_MODULE_RULE) != 0); break;
+          case COL_HIDDEN: lua_pushboolean(L, info.hidden); break;
+          default: lua_pushinteger(L, (lua_Integer)count_field(&info.phase[phase[j]], count[j]));
+        }
+        lua_rawseti(L, out + 1 + j, lo + k + 1);
+      }
+    }
+  }
+  lua_settop(L, out);
   return 1;
 }
 
@@ -359,19 +483,20 @@ void lbind_open_state(lua_State *L) {
       {"set_module_flags", s_set_module_flags}, {"enter", s_enter}, {"exit", s_exit},
       {"check", s_check}, {"register_rule", lrules_register}, {"apply_rule", lrules_apply},
       {"path", s_path},
-      {"current", s_current}, {"modules", s_modules}, {"totals", s_totals},
+      {"current", s_current}, {"modules", s_modules}, {"module_columns", s_module_columns}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
-      {"set_with_stack", lstack_set_with_stack},
+      {"set_with_stack", lstack_set_with_stack}, {"apply_ignore", lhooks_apply_ignore},
+      LCAPTURE_METHODS,
       {NULL, NULL}};
   static const luaL_Reg metamethods[] = {
       {"__gc", s_close}, {"__close", s_close}, {"__tostring", s_tostring}, {"__index", NULL},
       {NULL, NULL}};
   static const luaL_Reg funcs[] = {
-      {"new", s_new}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
+      {"new", s_new}, {"borrow", s_borrow}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
-      LEVENTS_FUNCS, {NULL, NULL}};
+      LEVENTS_FUNCS, LCAPTURE_FUNCS, LNVTX_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);
   lua_pushvalue(L, -3);          /* context as upvalue (close needs it) */

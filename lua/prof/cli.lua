@@ -185,6 +185,11 @@ local function run_script(o)
   -- engine's steps drive its schedule), started here so the script needs no change
   local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil
   if profiler then profiler.start_global(config.value("profiler")) end
+  -- profiler.emit_nvtx: module calls as NVTX ranges (Nsight Systems, libprof_inject.so)
+  if config.value("profiler.emit_nvtx") then
+    local nok, nerr = core.set_emit_nvtx(true)
+    if not nok then io.stderr:write("profrun: ", nerr, "\n") end
+  end
   errors.verbose = o.verbose == true   -- messages inside the model's calls too
   local unguard = guard_exit(profiler)
   local ok, e = xpcall(chunk, errors.script_traceback(o.verbose), table.unpack(o.args))

@@ -138,7 +138,7 @@ end
 function M.setup(e)
   e.clip = clipping(config.value("gradient_clipping"))
   local dt = dtype(config.value("fp16"), bf16_of(nil))
-  local device = (e.module:parameters()[1] or {}).device or core.default_device()
+  local device = (e.module:first_parameter() or {}).device or core.default_device()
   if dt ~= nil then
     if device == "meta" then
       rebind_optimizer(e.optimizer, cast_module(e.module, dt))

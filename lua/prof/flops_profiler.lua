@@ -1,6 +1,7 @@
 -- flops_profiler.lua — DeepSpeed's FlopsProfiler and get_model_profile over profrun's C core.
 local core = require "prof.core"
 local module = require "prof.nn.module"
+local key_name = module.key_name
 local config = require "prof.config"
 local errors = require "prof.errors"
 local ignore = require "prof.ignore"
@@ -27,23 +28,14 @@ function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
 end
 
 -- The device the model lives on: that of its first parameter, else the runtime's default.
--- A function(i) giving row i (1-based, pre-order) of the core's modules, read in slices: a million
--- rows at once would be a second copy of the profile (while recording, each read takes a
--- snapshot: then one slice of all).
-local function rows_of(S)
-  local slice = S:active() and math.maxinteger or 4096
-  local rows, base = {}, 0
-  return function(i)
-    if i <= base or i > base + #rows then
-      base = i - 1
-      rows = S:modules(i, slice)
-    end
-    return rows[i - base]
-  end
-end
+-- The columns S:module_columns gives the profile (pre-order arrays: a million modules read as
+-- rows were four tables each, most of a large run's garbage).
+local PROFILE_COLUMNS = { "id", "parent", "name", "type", "depth", "params_counted", "hidden",
+  "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls", "fwd.time_ns",
+  "bwd.time_ns", "bwd.calls", "bwd.flops" }
 
 local function model_device(model)
-  local p = model:parameters()[1]
+  local p = model:first_parameter()
   return p and p.device or core.default_device()
 end
 
@@ -52,24 +44,31 @@ end
 -- where no module and no parameter is reached twice; a model that shares any (tied embeddings)
 -- gets an empty table, and num_parameters per module, as before.
 local function subtree_params(model)
+  -- the children and parameters are read from the module's own lists (module.lua's _modules,
+  -- _params and _slots): children() and parameters_own() made two tables per module
   local order, parent_of, seen = {}, {}, {}
-  local stack = { model }
-  while #stack > 0 do
-    local m = table.remove(stack)
+  local stack, top = { model }, 1
+  while top > 0 do
+    local m = stack[top]
+    stack[top], top = nil, top - 1
     if seen[m] then return {} end
     seen[m] = true
     order[#order + 1] = m
-    local kids = m:children()
-    for i = #kids, 1, -1 do
-      parent_of[kids[i]] = m
-      stack[#stack + 1] = kids[i]
+    local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+    for i = #keys, 1, -1 do
+      local kid = rawget(slots, keys[i])
+      parent_of[kid] = m
+      top = top + 1
+      stack[top] = kid
     end
   end
   local total = {}
   for i = #order, 1, -1 do
     local m = order[i]
     local n = total[m] or 0
-    for _, p in ipairs(m:parameters_own()) do
+    local slots, keys = rawget(m, "_slots"), rawget(m, "_params")
+    for j = 1, #keys do
+      local p = rawget(slots, keys[j])
       if seen[p] then return {} end
       seen[p] = true
       n = n + p:numel()
@@ -97,24 +96,27 @@ local function register(S, model, matcher, type_rules, old_types)
   local params = subtree_params(model)
   -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
   -- its first path; the core refuses a module nested deeper than it holds, naming the place
-  local sm, sparent, sname, spath = { model }, { false }, { "" }, { "" }   -- the stack, by field
+  local sm, sparent, sname = { model }, { false }, { "" }   -- the stack, by field
   while #sm > 0 do
     local top = #sm
-    local m, parent, name, path = sm[top], sparent[top] or nil, sname[top], spath[top]
-    sm[top], sparent[top], sname[top], spath[top] = nil, nil, nil, nil
+    local m, parent, name = sm[top], sparent[top] or nil, sname[top]
+    sm[top], sparent[top], sname[top] = nil, nil, nil
     if ids[m] == nil then
       local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
-      -- a new module's flags are clear: only an ignored one needs a call (and its table)
-      if matcher(path, m) then S:set_module_flags(id, { ignored = true }) end
-      local kids = m:named_children()
-      for i = #kids, 1, -1 do
-        local key, n = kids[i][1], #sm + 1
-        sm[n], sparent[n], sname[n], spath[n] = kids[i][2], id, key, path == "" and key or path .. "." .. key
+      local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+      for i = #keys, 1, -1 do
+        local n = #sm + 1
+        sm[n], sparent[n], sname[n] = rawget(slots, keys[i]), id, key_name(keys[i])
       end
     end
+  end
+  -- the ignore list through the core's filter (prof_ignore_apply, what a C host calls): one
+  -- mechanism for both; an empty list costs no pass
+  if matcher ~= nil then
+    S:apply_ignore(function(id, path) return matcher(path, objects[id]) end)
   end
   return ids, objects, ruled
 end
@@ -138,7 +140,8 @@ function FlopsProfiler:start_profile(ignore_list)
   S:set_conventions(self.force_conventions or config.pick("flops_profiler.conventions", self.conventions, "exact"))
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
-  self.ids, self.objects, self.ruled = register(S, self.model, ignore.matcher(list, self.model),
+  local matcher = ignore.matcher(list, self.model)
+  self.ids, self.objects, self.ruled = register(S, self.model, next(list) ~= nil and matcher or nil,
     type_rules, self.rule_types or {})
   require("prof.unmatched").check(self.model, list, type_rules)
   self.rule_types = {}
@@ -161,7 +164,7 @@ function FlopsProfiler:stop_profile()
   end
   self.stack_error = S:check()
   -- a type with parameters that counted nothing is a blind spot: say so (once per run)
-  if self.objects ~= nil then require("prof.opaque").report(rows_of(S), self.objects, S:module_count()) end
+  if self.objects ~= nil then require("prof.opaque").report(S, self.objects) end
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
@@ -227,27 +230,29 @@ function FlopsProfiler:profile(extra)
   local timed = self.device ~= "meta"
   local index = {}
   local modules = {}
-  local row = rows_of(S)
-  for i = 1, S:module_count() do
-    local r = row(i)
-    index[r.id] = i
-    local m = self.objects[r.id]
-    local parent = r.parent and index[r.parent]
+  local c = S:module_columns(PROFILE_COLUMNS)
+  local ids, parents, names, types = c.id, c.parent, c.name, c.type
+  local fwd_time, bwd_time, bwd_calls = c["fwd.time_ns"], c["bwd.time_ns"], c["bwd.calls"]
+  for i = 1, #ids do
+    index[ids[i]] = i
+    local m = self.objects[ids[i]]
+    local parent = parents[i] and index[parents[i]] or nil
+    local name = names[i]
     -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
     modules[i] = {
       index = i, parent = parent, children = {},
-      name = r.name, type = r.type, depth = r.depth,
+      name = name, type = types[i], depth = c.depth[i],
       -- the parent's path and this name (S:path per module walks to the root: quadratic in depth)
-      path = parent == nil and "" or (modules[parent].path == "" and r.name
-        or modules[parent].path .. "." .. r.name),
-      params = r.params_counted, macs = r.fwd.macs, flops = r.fwd.flops,
-      bytes = r.fwd.bytes_read + r.fwd.bytes_written, calls = r.fwd.calls,
-      fwd_latency_s = timed and r.fwd.time_ns > 0 and r.fwd.time_ns / 1e9 or nil,
-      bwd_latency_s = timed and r.bwd.time_ns > 0 and r.bwd.time_ns / 1e9 or nil,
-      bwd_flops = r.bwd.calls > 0 and r.bwd.flops or nil,
+      path = parent == nil and "" or (modules[parent].path == "" and name
+        or modules[parent].path .. "." .. name),
+      params = c.params_counted[i], macs = c["fwd.macs"][i], flops = c["fwd.flops"][i],
+      bytes = c["fwd.bytes_read"][i] + c["fwd.bytes_written"][i], calls = c["fwd.calls"][i],
+      fwd_latency_s = timed and fwd_time[i] > 0 and fwd_time[i] / 1e9 or nil,
+      bwd_latency_s = timed and bwd_time[i] > 0 and bwd_time[i] / 1e9 or nil,
+      bwd_flops = bwd_calls[i] > 0 and c["bwd.flops"][i] or nil,
       extra_repr = m and m:extra_repr() or "",
-      hidden = r.hidden,
-      fold = r.type == "ModuleList",
+      hidden = c.hidden[i],
+      fold = types[i] == "ModuleList",
     }
     -- what the roofline verdict reads when conventions are not exact: the exact count, or false
     -- (not measured: no verdict, as a deepspeed 0 for tanh would be a wrong one)
@@ -388,13 +393,13 @@ local function count_exact(model, args, o)
   if ok then
     -- rows in slices, paths from the parent's (all rows at once and S:path per row were a second
     -- copy of the profile and a walk to the root per module)
-    local row, path_of = rows_of(p.S), {}
-    for i = 1, p.S:module_count() do
-      local r = row(i)
-      local up = r.parent and path_of[r.parent]
-      local path = up == nil and "" or (up == "" and r.name or up .. "." .. r.name)
-      path_of[r.id] = path
-      out[path] = r.fwd.flops
+    local c, path_of = p.S:module_columns { "id", "parent", "name", "fwd.flops" }, {}
+    local ids, parents, names, flops = c.id, c.parent, c.name, c["fwd.flops"]
+    for i = 1, #ids do
+      local up = parents[i] and path_of[parents[i]] or nil
+      local path = up == nil and "" or (up == "" and names[i] or up .. "." .. names[i])
+      path_of[ids[i]] = path
+      out[path] = flops[i]
     end
   end
   p:end_profile()
@@ -415,7 +420,7 @@ function M.get_model_profile(o)
   local args = o.args or {}
   if o.input_shape ~= nil then
     require("prof.nn.args").check_shape("get_model_profile", "input_shape", o.input_shape)
-    local p = model:parameters()[1]
+    local p = model:first_parameter()
     args = { core.empty(o.input_shape, p and p.dtype, p and p.device) }
   end
   if #args == 0 and o.kwargs == nil then

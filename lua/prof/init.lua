@@ -27,6 +27,9 @@ M.step = profiler.step
 -- DeepSpeed's engine: prof.initialize{model=, optimizer=, config=} -> engine, optimizer.
 M.initialize = require("prof.engine").initialize
 
+-- An unmodified program under libprof_inject.so: prof.launch{"./app", args...} -> its profile.
+M.launch = require("prof.launch").launch
+
 -- The run's configuration (the JSON config profrun was given, or the defaults).
 M.config = config
 

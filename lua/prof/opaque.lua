@@ -6,31 +6,31 @@ local notes = require "prof.notes"
 
 local M = {}
 
--- Module types (sorted) in rows (a session's S:modules(), or a function(i) giving its row i of n,
--- so that a million modules are read in slices) whose every call recorded no MACs, no flops and
--- no bytes, whose module object (objects[id]) holds parameters of its own, and that no flop rule
+-- Module types (sorted) of the session S whose every call recorded no MACs, no flops and no
+-- bytes, whose module object (objects[id]) holds parameters of its own, and that no flop rule
 -- counts (its own or an ancestor's: a rule replaces its children's ops too) and no ignore list
--- hides.
-function M.find(rows, objects, n)
-  local get = rows
-  if type(rows) ~= "function" then
-    n = #rows
-    get = function(i) return rows[i] end
-  end
-  -- one pass: rows come in pre-order, so a parent's "ruled" is known before its children's
-  -- (each read of a million rows costs as much as the rest of this check)
+-- hides. The modules are read as columns (S:module_columns): a million of them as rows cost as
+-- much as the rest of this check.
+local COLUMNS = { "id", "parent", "type", "rule", "ignored", "hidden", "fwd.calls", "fwd.macs",
+                  "fwd.flops", "fwd.bytes_read", "fwd.bytes_written" }
+
+function M.find(S, objects)
+  local c = S:module_columns(COLUMNS)
+  local ids, parents, types, rule = c.id, c.parent, c.type, c.rule
+  local calls, macs, flops, br, bw = c["fwd.calls"], c["fwd.macs"], c["fwd.flops"],
+    c["fwd.bytes_read"], c["fwd.bytes_written"]
+  -- one pass: modules come in pre-order, so a parent's "ruled" is known before its children's
   local seen, blind, ruled = {}, {}, {}
-  for i = 1, n do
-    local r = get(i)
-    local under_rule = r.rule and true or (r.parent ~= nil and ruled[r.parent]) or false
-    ruled[r.id] = under_rule
-    local m = objects[r.id]
+  for i = 1, #ids do
+    local under_rule = rule[i] or (parents[i] and ruled[parents[i]]) or false
+    ruled[ids[i]] = under_rule
+    local m = objects[ids[i]]
     local own = m ~= nil and #(rawget(m, "_params") or {}) > 0
-    local f = r.fwd
-    local silent = f.calls > 0 and f.macs == 0 and f.flops == 0 and f.bytes_read == 0 and f.bytes_written == 0
-    if own and not r.ignored and not r.hidden and not under_rule then
-      if seen[r.type] == nil then seen[r.type] = silent end
-      seen[r.type] = seen[r.type] and silent
+    local silent = calls[i] > 0 and macs[i] == 0 and flops[i] == 0 and br[i] == 0 and bw[i] == 0
+    if own and not c.ignored[i] and not c.hidden[i] and not under_rule then
+      local t = types[i]
+      if seen[t] == nil then seen[t] = silent end
+      seen[t] = seen[t] and silent
     end
   end
   for t, silent in pairs(seen) do
@@ -41,8 +41,8 @@ function M.find(rows, objects, n)
 end
 
 -- Notes each blind type once per run, naming the hook that would count it.
-function M.report(rows, objects, n)
-  for _, t in ipairs(M.find(rows, objects, n)) do
+function M.report(S, objects)
+  for _, t in ipairs(M.find(S, objects)) do
     notes.once("opaque:" .. t, string.format("%s has parameters but its calls counted 0 MACs, 0 flops "
       .. "and 0 bytes: its forward runs code profrun cannot see (DeepSpeed's profiler counts it 0 too). "
       .. "Count it with a flop rule: list a script in flops_profiler.rules that returns "

@@ -1,11 +1,12 @@
 -- schedule.lua — torch.profiler's schedule: which steps are recorded, and its transition table.
+local core = require "prof.core"
 local paths = require "prof.paths"
 
 local M = {}
 
 -- torch.profiler.ProfilerAction, as strings (they print as torch spells them).
 M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
-local NONE, WARMUP, RECORD, SAVE = M.NONE, M.WARMUP, M.RECORD, M.RECORD_AND_SAVE
+local WARMUP, RECORD = M.WARMUP, M.RECORD
 
 -- Where warnings go (torch's warn()); specs replace it to watch them.
 function M.warn(msg)
@@ -38,17 +39,10 @@ local function machine(o)
   local rep = nonneg(o, "repeat", 0, 0)
   local skip_first = nonneg(o, "skip_first", 0, 0)
   local skip_first_wait = nonneg(o, "skip_first_wait", 0, 0)
-  local n = wait + warmup + active
+  -- the core's machine (prof_schedule_torch): C hosts and Lua run the same one
+  local action = core.schedule_action
   return function(step)
-    if step < skip_first then return NONE end
-    step = step - skip_first
-    if skip_first_wait ~= 0 then step = step + wait end
-    if rep > 0 and step / n >= rep then return NONE end
-    local m = step % n
-    if m < wait then return NONE
-    elseif m < wait + warmup then return WARMUP
-    elseif m < n - 1 then return RECORD
-    else return SAVE end
+    return action(step, wait, warmup, active, rep, skip_first, skip_first_wait)
   end, warmup
 end
 
@@ -83,18 +77,7 @@ on_trace_ready), warn (a schedule that skips a phase). Entries absent do nothing
 ]]
 local WARN_W = "Incorrect schedule: WARMUP followed by NONE"
 local WARN_R = "Incorrect schedule: RECORD followed by NONE or WARMUP"
-M.TRANSITIONS = {
-  [NONE] = { [WARMUP] = { "prepare" }, [RECORD] = { "prepare", "start" },
-             [SAVE] = { "prepare", "start" } },
-  [WARMUP] = { [NONE] = { "warn", "start", "stop" }, [RECORD] = { "start" }, [SAVE] = { "start" },
-               exit = { "start", "stop" } },
-  [RECORD] = { [NONE] = { "warn", "stop" }, [WARMUP] = { "warn", "stop" },
-               exit = { "stop", "trace_ready" } },
-  [SAVE] = { [NONE] = { "stop", "trace_ready" }, [WARMUP] = { "stop", "trace_ready", "prepare" },
-             [RECORD] = { "stop", "trace_ready", "prepare", "start" },
-             [SAVE] = { "stop", "trace_ready", "prepare", "start" },
-             exit = { "stop", "trace_ready" } },
-}
+M.TRANSITIONS = core.schedule_transitions()   -- the core's table (prof_schedule_transition)
 M.WARNINGS = { [WARMUP] = WARN_W, [RECORD] = WARN_R }
 
 local EMPTY = {}

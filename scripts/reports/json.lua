@@ -11,6 +11,7 @@
 -- from intensity alone: nothing ran, e.g. on meta); the summary then also has peak_flops,
 -- peak_bytes_per_s, ridge_intensity and peaks_machine. Hidden (ignored) modules are left out;
 -- their children take the nearest shown ancestor as parent.
+local core = require "prof.core"
 local enc = require "prof.report.json_encode"
 local tree = require "prof.report.tree"
 
@@ -58,53 +59,40 @@ end
 -- was most of a large run's peak memory.
 local SLICE = 1024
 
--- One value as json_encode prints it (every module field is a scalar).
-local function scalar(x)
-  local t = type(x)
-  if x == nil then return "null" end
-  if t == "number" then return enc.number(x) end
-  if t == "string" then return enc.string(x) end
-  if t == "boolean" then return x and "true" or "false" end
-  return enc.encode_at(x, "    ")
-end
-
--- '      "key": ' per key: json_encode's object at the modules' indentation.
-local PREFIX = {}
-for _, k in ipairs(M.MODULE_KEYS) do PREFIX[k] = '      "' .. k .. '": ' end
-
 -- The optional fields, in MODULE_KEYS order, and how each is known: present (~= nil), or truthy
 -- (exact_flops is false when not measured).
 local OPTIONAL_TAIL = { "bwd_flops", "exact_flops", "intensity", "achieved_flops", "achieved_bytes_per_s",
                         "bound", "bound_expected" }
 
 -- A module's JSON text, exactly as json_encode prints the object of MODULE_KEYS (nil optional
--- fields left out), without a table per module: a million of them outran the collector.
-local function module_text(profile, id, parent_id, m, buf)
-  buf[1] = PREFIX.id .. scalar(id)
-  buf[2] = PREFIX.parent .. scalar(parent_id)
-  buf[3] = PREFIX.name .. scalar(tree.path(profile, m))
-  buf[4] = PREFIX.type .. scalar(m.type)
-  buf[5] = PREFIX.depth .. scalar(m.depth)
-  buf[6] = PREFIX.params .. scalar(m.params)
-  buf[7] = PREFIX.macs .. scalar(m.macs)
-  buf[8] = PREFIX.flops .. scalar(m.flops)
+-- fields left out): the keys and values gathered in two reused tables, the text made by one C
+-- call (core.json_object), not a table and a dozen strings per module.
+local function module_text(profile, id, parent_id, m, keys, values)
+  keys[1], values[1] = "id", id
+  keys[2], values[2] = "parent", parent_id
+  keys[3], values[3] = "name", tree.path(profile, m)
+  keys[4], values[4] = "type", m.type
+  keys[5], values[5] = "depth", m.depth
+  keys[6], values[6] = "params", m.params
+  keys[7], values[7] = "macs", m.macs
+  keys[8], values[8] = "flops", m.flops
   local n = 8
   if m.bytes ~= nil then
     n = n + 1
-    buf[n] = PREFIX.bytes .. scalar(m.bytes)
+    keys[n], values[n] = "bytes", m.bytes
   end
-  buf[n + 1] = PREFIX.fwd_latency_s .. scalar(m.fwd_latency_s)
-  buf[n + 2] = PREFIX.bwd_latency_s .. scalar(m.bwd_latency_s)
-  buf[n + 3] = PREFIX.calls .. scalar(m.calls)
+  keys[n + 1], values[n + 1] = "fwd_latency_s", m.fwd_latency_s
+  keys[n + 2], values[n + 2] = "bwd_latency_s", m.bwd_latency_s
+  keys[n + 3], values[n + 3] = "calls", m.calls
   n = n + 3
   for _, k in ipairs(OPTIONAL_TAIL) do
     local v = m[k]
     if v ~= nil and (k ~= "exact_flops" or v) then
       n = n + 1
-      buf[n] = PREFIX[k] .. scalar(v)
+      keys[n], values[n] = k, v
     end
   end
-  return "{\n" .. table.concat(buf, ",\n", 1, n) .. "\n    }"
+  return core.json_object(keys, values, n, "      ", "    ")
 end
 
 -- Emits the document in pieces, in order: the summary, the modules a slice at a time, the end.
@@ -118,12 +106,12 @@ function M.stream(profile, emit)
   end
   local head, tail = document(profile, { "\1" }):match("^(.-)\1(.*)$")
   emit(head)
-  local mods, slice, fields, n, next_id = profile.modules, {}, {}, 0, 0
+  local mods, slice, keys, values, n, next_id = profile.modules, {}, {}, {}, 0, 0
   local function visit(m, parent_id)
     local id = next_id
     next_id = id + 1
     n = n + 1
-    slice[n] = (id > 0 and ",\n    " or "") .. module_text(profile, id, parent_id, m, fields)
+    slice[n] = (id > 0 and ",\n    " or "") .. module_text(profile, id, parent_id, m, keys, values)
     if n == SLICE then
       emit(table.concat(slice, "", 1, n))
       n = 0

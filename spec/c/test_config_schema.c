@@ -101,7 +101,7 @@ static void test_rows(void) {
       T_CHECK(sec != NULL && sec->type == PROF_CONFIG_SECTION && sec < k);
     }
   }
-  T_EQ_INT(n, 43);
+  T_EQ_INT(n, 44);
   /* device_options, flops_profiler, profiler, profiler.schedule, parallel, report */
   T_EQ_INT(sections, 6);
   T_CHECK(prof_config_key(-1) == NULL);

@@ -36,10 +36,19 @@ function M.slots(m)
   return rawget(m, "_slots")
 end
 
--- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch.
+-- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch. The texts of
+-- list positions are made once ("0", "1", ...): a million-module walk asked for them anew.
+local index_name = setmetatable({}, { __index = function(t, key)
+  local s = tostring(key - 1)
+  t[key] = s
+  return s
+end })
+
 local function key_name(key)
-  return type(key) == "number" and tostring(key - 1) or key
+  if type(key) == "number" then return index_name[key] end
+  return key
 end
+M.key_name = key_name
 
 local function remove_key(order, key)
   for i, k in ipairs(order) do
@@ -215,18 +224,26 @@ local function slot_meta_of(cls)
 end
 
 -- An instance's own metatable: the class's metamethods, __index to its slots, and the class
--- behind it (getmetatable(m).key still finds class members).
-local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls}, shared
+-- behind it (getmetatable(m).key still finds class members). The metamethods are listed once per
+-- class, at its first instance (classes are complete before they are instantiated): scanning
+-- the class for them per instance was a fifth of building a million-module model.
+local class_meta = setmetatable({}, { __mode = "k" })   -- cls -> {__index = cls, names = {...}}
 
 local function instance_meta(cls, slots)
   local behind = class_meta[cls]
   if behind == nil then
-    behind = { __index = cls }
+    local names = {}
+    for k in pairs(cls) do
+      if type(k) == "string" and k:sub(1, 2) == "__" then names[#names + 1] = k end
+    end
+    behind = { __index = cls, names = names }
     class_meta[cls] = behind
   end
   local mt = setmetatable({}, behind)   -- one per class, not per instance (a million modules)
-  for k, v in pairs(cls) do
-    if type(k) == "string" and k:sub(1, 2) == "__" then mt[k] = v end
+  local names = behind.names
+  for i = 1, #names do
+    local k = names[i]
+    mt[k] = cls[k]
   end
   mt.__index = slots
   return mt
@@ -307,18 +324,33 @@ end
 -- of its depth (100,000 nested modules: 10 GB), and train(), eval() and parameters() need none.
 -- An explicit stack keeps a deep model off Lua's call stack.
 function Module:modules()
-  local out, seen = {}, {}
-  local stack = { self }
-  while #stack > 0 do
-    local m = table.remove(stack)
+  local out, seen, n = {}, {}, 0
+  local stack, top = { self }, 1
+  while top > 0 do
+    local m = stack[top]
+    stack[top], top = nil, top - 1
     if not seen[m] then
       seen[m] = true
-      out[#out + 1] = m
+      n = n + 1
+      out[n] = m
       local slots, order = rawget(m, "_slots"), rawget(m, "_modules")
-      for i = #order, 1, -1 do stack[#stack + 1] = rawget(slots, order[i]) end
+      for i = #order, 1, -1 do
+        top = top + 1
+        stack[top] = rawget(slots, order[i])
+      end
     end
   end
   return out
+end
+
+-- The first of parameters(), or nil: what a model's device and dtype are read from, without
+-- listing a million modules' parameters.
+function Module:first_parameter()
+  for _, m in ipairs(self:modules()) do
+    local keys = rawget(m, "_params")
+    if #keys > 0 then return rawget(rawget(m, "_slots"), keys[1]) end
+  end
+  return nil
 end
 
 -- Pre-order {path, tensor} pairs of parameters, each tensor once.
