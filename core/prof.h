@@ -903,7 +903,10 @@ typedef struct prof_CaptureOptions {
                                   while all are in use is refused and counted (dropped_pool) */
   int64_t device_events;       /* decoded device events kept: 1 << 18; more are counted
                                   (dropped_events) */
-  int64_t correlations;        /* CUPTI correlation ids remembered for attribution: 1 << 18 */
+  int64_t correlations;        /* CUPTI correlation ids remembered for attribution: 1 << 18; the
+                                  most recent half to all of them are kept, so a device record
+                                  decoded more than that many launches after its own goes
+                                  unattributed */
   /* NULL (default), or a path: every record decoded (in the window or not, bad times included),
      the clock pairs and the window are saved there as a "profrun.cupti/1" fixture, written while
      the capture runs and committed atomically by prof_capture_close (a capture on a real GPU

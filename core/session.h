@@ -244,8 +244,12 @@ PROF_INTERNAL void profN_free(prof_State *S);
 PROF_INTERNAL void profS_free(prof_State *S);
 PROF_INTERNAL void profS_empty(prof_State *S);
 
-/* state.c: range_fast again, after active, the clock, the stack hook or the capture's hooks
-   changed (prof_start, prof_capture_open and _close) */
-PROF_INTERNAL void profI_range_fast_update(prof_State *S);
+/* range_fast again, after active, the clock, the stack hook or the capture's hooks changed
+   (prof_start, prof_capture_open and _close). Inline: capture/ calls it, and a call into
+   state.c would close a dependency circle (state -> snapshot -> capture -> state). */
+static inline void profI_range_fast_update(prof_State *S) {
+  int fast = atomic_load(&S->active) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
+  atomic_store(&S->range_fast, fast ? S->serial : 0);
+}
 
 #endif

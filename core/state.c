@@ -134,11 +134,6 @@ int prof_stop(prof_State *S) {
 
 int prof_is_active(const prof_State *S) { return profR_active(S); }
 
-void profI_range_fast_update(prof_State *S) {
-  int fast = atomic_load(&S->active) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
-  atomic_store(&S->range_fast, fast ? S->serial : 0);
-}
-
 void prof_reset(prof_State *S) {
   pthread_mutex_lock(&S->lock);
   for (profR_Recorder *R = S->recorders; R != NULL; R = R->next) profR_zero(R);

@@ -6,6 +6,12 @@ local core = require "prof.core"
 
 local FIXTURE = "spec/fixtures/cupti/basic.json"
 
+-- Replays decode CUDA 13's record structs: a core built without the CUPTI headers has none (its
+-- capture_available says so), and only the first test, the refusal, applies to it.
+local _, built_why = core.capture_available()
+local headers = built_why ~= "built without the CUPTI headers"
+local it_replay = headers and it or pending
+
 local function rows_of(S, kind)
   local out = {}
   for _, e in ipairs(S:events()) do
@@ -45,7 +51,7 @@ describe("GPU capture", function()
     S:close()
   end)
 
-  it("decodes a fixture onto the host clock, attributed and counted", function()
+  it_replay("decodes a fixture onto the host clock, attributed and counted", function()
     local S = replayed()
     local st = S:capture_stats()
     assert.equal(13, st.records)
@@ -123,7 +129,7 @@ describe("GPU capture", function()
     S:close()
   end)
 
-  it("attributes synthetic launches to the range and module they ran in", function()
+  it_replay("attributes synthetic launches to the range and module they ran in", function()
     local S = core.new()
     S:set_event_capacity(64)
     local net = S:add_module(nil, "", "Net")
@@ -155,7 +161,7 @@ describe("GPU capture", function()
     S:close()
   end)
 
-  it("writes GPU rows, launches and ac2g flows into the trace", function()
+  it_replay("writes GPU rows, launches and ac2g flows into the trace", function()
     local S = replayed()
     local dir = run.tmpdir()
     local path = dir .. "/gpu.json"
@@ -184,7 +190,7 @@ describe("GPU capture", function()
     S:close()
   end)
 
-  it("names the record and key of a bad fixture, and refuses replays without a capture", function()
+  it_replay("names the record and key of a bad fixture, and refuses replays without a capture", function()
     local S = core.new()
     assert.has_error(function() S:capture_replay(FIXTURE) end,
       "prof_capture_replay_json: no replay capture is open")

@@ -121,13 +121,13 @@ int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOp
   C->started = 0;
   memset(C->live, 0, sizeof C->live);
   memset(&C->replay, 0, sizeof C->replay);
-  C->next_flow = 1u << 30;
+  C->next_flow = 1u << 30;   /* synthesised launches: clear of the ids fixtures use */
   if (C->demangle == NULL) {
     /* the C++ runtime is loaded by every CUDA program; a plain C host may lack it (then kernel
        names stay mangled). Loaded once, never unloaded: names stay valid for the session. */
     void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
     if (cxx != NULL) *(void **)&C->demangle = dlsym(cxx, "__cxa_demangle");
-  }   /* synthesised launches: clear of the ids fixtures use */
+  }
   C->last_name_in = C->last_name_raw = C->last_name_out = NULL;
   if ((rc = profK_pool_init(S, &C->pool, o.buffers, (size_t)o.buffer_bytes)) != PROF_OK) return rc;
   if ((rc = profK_corr_init(S, &C->corr, o.correlations)) != PROF_OK) {

@@ -74,16 +74,16 @@ typedef struct profK_Corr {
 } profK_Corr;
 
 typedef struct profK_CorrMap {
-  profK_Corr *slot;
+  profK_Corr *slot;            /* two generations of cap slots each */
   int64_t cap;                 /* a power of two */
-  int64_t n, limit;            /* limit: at most this many ids (the option) */
-  int64_t refused;
+  int64_t n, limit;            /* ids in the current generation; limit: half the option's */
+  int current;                 /* which generation takes new ids */
 } profK_CorrMap;
 
 PROF_INTERNAL int profK_corr_init(prof_State *S, profK_CorrMap *m, int64_t limit);
 PROF_INTERNAL void profK_corr_free(prof_State *S, profK_CorrMap *m);
 PROF_INTERNAL void profK_corr_clear(profK_CorrMap *m);
-/* The entry of id, made when absent (NULL when the map is full). */
+/* The entry of id, made when absent: the last correlations / 2 .. correlations ids are kept. */
 PROF_INTERNAL profK_Corr *profK_corr_put(profK_CorrMap *m, uint32_t id);
 PROF_INTERNAL const profK_Corr *profK_corr_get(const profK_CorrMap *m, uint32_t id);
 

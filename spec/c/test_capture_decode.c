@@ -363,6 +363,34 @@ static void test_pool_exhaustion_and_full_event_store_are_counted(void) {
   prof_close(S);
 }
 
+/*
+** correlations = 4 keeps two generations of 2 ids: external ids for launches 1..6 arrive, then the
+** kernels. 1, 2 | 3 (full: 1, 2 become the old generation) 4 | 5 (3, 4 old, 1 and 2 forgotten)
+** 6: launches 3..6 stay attributable, 1 and 2 do not.
+*/
+static void test_correlations_keep_the_most_recent_launches(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_CaptureOptions o;
+  prof_capture_options_init(&o);
+  o.correlations = 4;
+  prof_capture_open(S, PROF_CAPTURE_REPLAY, &o);
+  prof_capture_replay_window(S, 0, 1000000);
+  prof_start(S);
+  Stream *s = calloc(1, sizeof *s);
+  for (uint32_t c = 1; c <= 6; c++) external(s, 0, ((uint64_t)1 << 40) | c, c);
+  for (uint32_t c = 1; c <= 6; c++) kernel(s, 100 * c, 100 * c + 50, c, "k");
+  prof_capture_replay_buffer(S, s->buf, s->len, 0);
+  prof_stop(S);
+  prof_CaptureStats st = stats(S);
+  T_EQ_INT(st.kernels, 6);
+  T_EQ_INT(st.attributed_op, 4);
+  T_EQ_INT(event(S, find(S, PROF_EVENT_KERNEL, 0)).correlation, 0);
+  T_EQ_INT(event(S, find(S, PROF_EVENT_KERNEL, 2)).correlation, ((uint64_t)1 << 40) | 3);
+  T_EQ_INT(event(S, find(S, PROF_EVENT_KERNEL, 5)).correlation, ((uint64_t)1 << 40) | 6);
+  free(s);
+  prof_close(S);
+}
+
 static void test_malformed_buffers_and_states_fail_with_a_message(void) {
   prof_State *S = prof_new(NULL, NULL);
   uint8_t junk[16] = {0};
@@ -414,6 +442,7 @@ int main(void) {
   T_RUN(test_kernel_names_are_demangled);
   T_RUN(test_warmup_records_fall_out_of_the_window);
   T_RUN(test_pool_exhaustion_and_full_event_store_are_counted);
+  T_RUN(test_correlations_keep_the_most_recent_launches);
   T_RUN(test_malformed_buffers_and_states_fail_with_a_message);
   T_RUN(test_cupti_says_what_is_missing);
   return T_DONE();
