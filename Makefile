@@ -14,11 +14,27 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 LUA_CFLAGS   = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS     = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 BLAS_CFLAGS  = $(shell pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) $(CUDA_LIBS)
 # CUPTI's headers, when present, compile the CUPTI capture source (core/capture/ only); libcupti
 # itself is dlopen'ed at run time, so nothing links against CUDA and everything loads without it.
 CUDA_HOME      ?= /usr/local/cuda
 CAPTURE_CFLAGS := $(if $(wildcard $(CUDA_HOME)/include/cupti.h),-isystem $(CUDA_HOME)/include -DPROF_HAVE_CUPTI=1)
+
+# The cuda backend (core/runtime/cuda/*.cu) is built when nvcc exists; without it backend_cuda.c
+# is the placeholder that refuses the device. CUDA=0 forces the placeholder. cudart is linked
+# statically (it finds the driver at the first CUDA call, so the libraries load without one);
+# cuBLAS is opened at run time (README, "The cuda device").
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CUDA      ?= $(if $(wildcard $(NVCC)),1,0)
+ifeq ($(CUDA),1)
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCC_FLAGS = -std=c++17 -O2 --extended-lambda $(CUDA_ARCH) -Werror all-warnings \
+             -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -Icore -Icore/runtime
+CUDA_SRC  := $(wildcard core/runtime/cuda/*.cu)
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt
+CUDA_DEF  := -DPR_HAVE_CUDA
+endif
+CUDA_OBJ  := $(patsubst %.cu,$(BUILD)/cuda-obj/%.o,$(CUDA_SRC))
 
 # The library's version comes from core/prof.h, the one place it is written.
 version_part = $(shell sed -n 's/^\#define PROF_VERSION_$(1) \([0-9]*\).*/\1/p' core/prof.h)
@@ -29,9 +45,11 @@ SONAME   := libprof.so.$(VMAJOR)
 # The profiler core is compiled WITHOUT the Lua include path, so it cannot grow a Lua dependency.
 # -MMD -MP: each object depends on exactly the headers it includes (the .d files included below).
 CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore $(CJSON_CFLAGS)
-RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS)
+RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS) \
+                 $(CUDA_DEF)
 BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) $(CAPTURE_CFLAGS)
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
+                 $(CAPTURE_CFLAGS) $(CUDA_DEF)
 # Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
 ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS     := -O1 -g -fsanitize=thread
@@ -57,7 +75,7 @@ TSAN_RT_OBJ    := $(call objs,tsan-obj,$(RUNTIME_SRC))
 TEST_OBJ       := $(call objs,obj,$(TEST_SRC)) $(call objs,asan-obj,$(TEST_SRC)) \
                   $(call objs,tsan-obj,$(TSAN_SRC))
 ALL_OBJ        := $(CORE_OBJ) $(RUNTIME_OBJ) $(BIND_OBJ) $(BUILD)/obj/core/profrun.o $(ASAN_CORE_OBJ) \
-                  $(ASAN_RT_OBJ) $(ASAN_BIND_OBJ) $(TSAN_CORE_OBJ) $(TSAN_RT_OBJ) $(TEST_OBJ)
+                  $(ASAN_RT_OBJ) $(ASAN_BIND_OBJ) $(TSAN_CORE_OBJ) $(TSAN_RT_OBJ) $(TEST_OBJ) $(CUDA_OBJ)
 
 TESTS       := $(TEST_SRC:spec/c/%.c=$(BUILD)/tests/%)
 ASAN_TESTS  := $(TEST_SRC:spec/c/%.c=$(BUILD)/asan/%)
@@ -81,7 +99,7 @@ FUZZ_BIN        := $(BUILD)/fuzz/fuzz_config $(BUILD)/fuzz/fuzz_json
 TSAN_LIBPROF_A  := $(BUILD)/tsan-lib/libprof.a
 TSAN_LIBRT_A    := $(BUILD)/tsan-lib/libprofrt.a
 
-.PHONY: all run test test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
+.PHONY: all run test gpu-bundle test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
         install clean deps lint
 all: $(LIBPROF_A) $(LIBPROF_SO) $(LIBPROF_LN) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
 
@@ -112,17 +130,21 @@ endef
 $(eval $(call flavour_rules,obj,))
 $(eval $(call flavour_rules,asan-obj,$(ASAN_FLAGS)))
 $(eval $(call flavour_rules,tsan-obj,$(TSAN_FLAGS)))
+# The cuda kernels: one object each, shared by every flavour (sanitizers do not instrument nvcc's code).
+$(BUILD)/cuda-obj/%.o: %.cu | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
 -include $(ALL_OBJ:.o=.d)
 # Objects and library links made on the way to a target are kept, so a rebuild redoes nothing.
 .SECONDARY:
 
 # Static archives, one pair per flavour: libprof (the core) and libprofrt (the runtime).
 $(LIBPROF_A): $(CORE_OBJ)
-$(LIBRT_A): $(RUNTIME_OBJ)
+$(LIBRT_A): $(RUNTIME_OBJ) $(CUDA_OBJ)
 $(ASAN_LIBPROF_A): $(ASAN_CORE_OBJ)
-$(ASAN_LIBRT_A): $(ASAN_RT_OBJ)
+$(ASAN_LIBRT_A): $(ASAN_RT_OBJ) $(CUDA_OBJ)
 $(TSAN_LIBPROF_A): $(TSAN_CORE_OBJ)
-$(TSAN_LIBRT_A): $(TSAN_RT_OBJ)
+$(TSAN_LIBRT_A): $(TSAN_RT_OBJ) $(CUDA_OBJ)
 $(BUILD)/%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
@@ -269,6 +291,11 @@ lint:
 
 run: all
 	$(PROFRUN) configs/default.json examples/alexnet.lua
+
+# build/gpu-bundle.tar.gz: the build with lua5.4, busted and the libraries it loads, for
+# scripts/tools/gpu-check.sh on a GPU machine that has none of them (README, "The cuda device").
+gpu-bundle: all
+	@scripts/tools/gpu-bundle.sh
 
 $(BENCH_C): scripts/tools/bench_core.c core/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)

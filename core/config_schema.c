@@ -38,6 +38,11 @@ static const prof_ConfigKey rows[] = {
   { .path = "device", .type = PROF_CONFIG_STRING, .offset = AT(device), .nullable = 1,
     .choices = devices, .default_json = "null",
     .doc = "device of every tensor (null: meta under profrun); --device sets it" },
+  { .path = "device_options", .type = PROF_CONFIG_SECTION, .default_json = "{}",
+    .doc = "how a device computes" },
+  { .path = "device_options.tf32", .type = PROF_CONFIG_BOOL, .offset = AT(device_tf32),
+    .default_json = "false",
+    .doc = "float32 matrix products on cuda use TF32 tensor cores (faster, ~1e-3 relative)" },
 
   { .path = "flops_profiler", .type = PROF_CONFIG_SECTION, .default_json = "{}",
     .doc = "DeepSpeed's flops profiler, plus profrun's keys" },

@@ -1300,6 +1300,8 @@ typedef struct prof_Config {
   prof_JsonValue *schedule_args;
   /* profiler.emit_nvtx (false): profrun's module calls are NVTX ranges "path:Type" too */
   int emit_nvtx;
+  /* device_options.tf32 (false): float32 GEMMs on the cuda device use TF32 tensor cores */
+  int device_tf32;
 } prof_Config;
 
 /* What a schema key holds, and so the C type of its field in prof_Config. */

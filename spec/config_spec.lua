@@ -21,7 +21,7 @@ describe("the config schema", function()
     assert.equal("", r.stderr)
     assert.equal(core.config_help(), r.stdout)
     local keys = core.config_keys()
-    assert.equal(42, #keys)
+    assert.equal(44, #keys)
     for _, k in ipairs(keys) do
       if k.type == "object" then
         assert.truthy(r.stdout:find("\n" .. k.path .. ": " .. k.doc .. "\n", 1, true), k.path)

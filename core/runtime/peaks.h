@@ -23,4 +23,24 @@ int pr_peak_copy_bandwidth(pr_Runtime *rt, size_t bytes, int runs, double *bytes
 /* The number of threads OpenBLAS runs sgemm on (the peaks depend on it). */
 int pr_blas_threads(void);
 
+/*
+** The GPU's peaks (cuda builds; elsewhere PR_ERR saying the build has no cuda): the best of
+** `runs` n×n×n cuBLAS GEMMs in dtype ("float32", "tf32", "bfloat16", "float16"), timed by CUDA
+** events after a warm-up, 2·n³ FLOPs each; and device-to-device copy bandwidth of `bytes`,
+** read + written. 0 or PR_ERR (rt->err: no device, no cuBLAS, bad size, out of device memory).
+*/
+int pr_peak_gpu_gemm(pr_Runtime *rt, const char *dtype, int n, int runs, double *flops_per_s);
+int pr_peak_gpu_copy(pr_Runtime *rt, size_t bytes, int runs, double *bytes_per_s);
+
+/* NULL when a GPU is usable, else why not; name gets the device's name ("" when none),
+   *have_blas whether cuBLAS loaded (else *blas_why says why). */
+const char *pr_gpu_status(char *name, size_t size, int *have_blas, const char **blas_why);
+
+/* TF32 tensor cores for float32 GEMMs on the GPU (off by default); a no-op without cuda. */
+void pr_gpu_set_tf32(int on);
+
+/* Waits until the calling thread's GPU work is done (timing a step from the host needs it);
+   0 at once without a GPU. PR_ERR (rt->err) when that work failed. */
+int pr_gpu_synchronize(pr_Runtime *rt);
+
 #endif

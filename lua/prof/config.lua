@@ -77,6 +77,7 @@ function M.set(cfg)
   note_auto(cfg.auto_keys)
   core.set_default_device(cfg.device or "meta")
   core.set_forced_device(forced.device and cfg.device or nil)
+  core.gpu_set_tf32(cfg.device_options ~= nil and cfg.device_options.tf32 == true)
 end
 
 -- The active config; without profrun, the defaults a config file would have (the runtime's

@@ -263,9 +263,53 @@ function M.get(opts)
   return p
 end
 
+-- {=================== the GPU ===================}
+
+-- GEMM sizes and runs of the GPU's peaks: n = 8192 keeps an H100/H200-class device busy for
+-- ~1 ms per bf16 product (launch costs vanish) and the three matrices under 1 GiB; the copy
+-- moves 1 GiB, far past any cache.
+M.GPU_GEMM_N = 8192
+M.GPU_COPY_BYTES = 1 << 30
+M.GPU_DTYPES = { "float32", "tf32", "bfloat16", "float16" }
+
+-- prof.peaks.gpu{runs = 5} -> peaks | nil, message: the GPU's achievable dense GEMM FLOP/s per
+-- dtype through cuBLAS and device-to-device copy bandwidth, measured once per process (a GPU
+-- measures them in about a second, so nothing is cached on disk).
+--   peaks = { by_dtype = {float32=, tf32=, bfloat16=, float16=} (FLOP/s), flops = float32's or,
+--             with device_options.tf32, tf32's, bytes_per_s = B/s (read + written),
+--             machine = "<GPU name>", method = "...", measured_at = "...", cached = false }
+local gpu_memo
+function M.gpu(opts)
+  opts = opts or {}
+  if gpu_memo and not opts.refresh then return gpu_memo end
+  local st = core.gpu_status()
+  if not st.available then return nil, st.why end
+  if not st.cublas then return nil, "the GPU's peaks are cuBLAS's: " .. tostring(st.cublas_why) end
+  local runs = opts.runs or M.GEMM_RUNS
+  local by = {}
+  for _, dt in ipairs(M.GPU_DTYPES) do
+    local f, err = core.peak_gpu_gemm({ dtype = dt, n = opts.n or M.GPU_GEMM_N, runs = runs })
+    if f == nil then return nil, err end
+    by[dt] = f
+  end
+  local bw, err = core.peak_gpu_copy({ bytes = opts.bytes or M.GPU_COPY_BYTES, runs = runs })
+  if bw == nil then return nil, err end
+  M.measurements = M.measurements + 1
+  local cfg = package.loaded["prof.config"]
+  local tf32 = cfg ~= nil and cfg.value("device_options.tf32") == true
+  gpu_memo = { by_dtype = by, flops = tf32 and by.tf32 or by.float32, bytes_per_s = bw,
+    machine = st.name, measured_at = os.date("!%Y-%m-%dT%H:%M:%SZ"), cached = false,
+    method = string.format("cuBLAS GEMM n=%d best of %d per dtype (CUDA events); device copy "
+      .. "%d MiB best of %d (read + written)", opts.n or M.GPU_GEMM_N, runs,
+      (opts.bytes or M.GPU_COPY_BYTES) >> 20, runs) }
+  return gpu_memo
+end
+
 -- The peaks a profile on device is judged against: measured (once) where things run; on meta,
--- where nothing runs, only what the cache holds (nil, message when it holds nothing).
+-- where nothing runs, only what the cache holds (nil, message when it holds nothing); on cuda,
+-- the GPU's (M.gpu).
 function M.for_device(device)
+  if device == "cuda" then return M.gpu() end
   return M.get({ measure = device ~= "meta" })
 end
 
@@ -284,6 +328,20 @@ function M.cli()
     units.number_to_string(p.bytes_per_s), p.flops / p.bytes_per_s, p.measured_at,
     dir and M.cache_path(dir, M.machine()) or "none (neither XDG_CACHE_HOME nor HOME is set)"))
   if err ~= nil then io.stderr:write("profrun: ", err, "\n") end
+  if core.gpu_status().available then
+    local g, gerr = M.gpu()
+    if g == nil then
+      io.stderr:write("profrun: GPU peaks: ", tostring(gerr), "\n")
+      return 1
+    end
+    io.stdout:write(string.format("gpu:          %s\n", g.machine))
+    for _, dt in ipairs(M.GPU_DTYPES) do
+      io.stdout:write(string.format("  %-10s  %sFLOPS (cuBLAS GEMM)\n", dt,
+        units.number_to_string(g.by_dtype[dt])))
+    end
+    io.stdout:write(string.format("  bandwidth   %sB/s (device copy, read + written)\n",
+      units.number_to_string(g.bytes_per_s)))
+  end
   return 0
 end
 

@@ -101,8 +101,9 @@ static void test_rows(void) {
       T_CHECK(sec != NULL && sec->type == PROF_CONFIG_SECTION && sec < k);
     }
   }
-  T_EQ_INT(n, 42);
-  T_EQ_INT(sections, 5);  /* flops_profiler, profiler, profiler.schedule, parallel, report */
+  T_EQ_INT(n, 44);
+  /* device_options, flops_profiler, profiler, profiler.schedule, parallel, report */
+  T_EQ_INT(sections, 6);
   T_CHECK(prof_config_key(-1) == NULL);
   T_CHECK(prof_config_key(n) == NULL);
 }

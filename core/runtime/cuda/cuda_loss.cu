@@ -1,0 +1,249 @@
+/* cuda_loss.cu — cross_entropy, nll_loss and mse_loss on the device, values and gradients
+   (cpu_loss.c's formulas, per row in double). */
+#include <math.h>
+
+#include "cuda_util.cuh"
+
+/* Element (n, c, s) of a contiguous [N, C, S] block; row r = n·S + s. */
+#define AT(p, r, c) ((((r) / (p).S) * (p).C + (c)) * (p).S + (r) % (p).S)
+
+/* The first target outside [0, classes) that is not ignore reaches the host (one wait). */
+extern "C" int pr_cuda_class_targets_check(pr_Runtime *rt, const char *name, const pr_Tensor *t,
+                                           int64_t classes, int64_t ignore) {
+  int64_t n = pr_numel(t);
+  if (n == 0) return 0;
+  unsigned long long *first = (unsigned long long *)pr_cuda_alloc(sizeof *first);
+  if (first == NULL) return pr_error(rt, "%s: out of device memory", name);
+  unsigned long long none = ~0ull, at = none;
+  int rc = pr_cuda_from_host(first, &none, sizeof none) != 0 ? pr_cuda_check(rt, name) : 0;
+  const int64_t *tp = base_of<int64_t>(t);
+  View tv = view_of(t);
+  if (rc == 0) {
+    pr_launch(n, [=] __device__(int64_t i) {
+      int64_t v = tp[view_off(tv, i)];
+      if (v != ignore && (v < 0 || v >= classes)) atomicMin(first, (unsigned long long)i);
+    });
+    rc = pr_cuda_check(rt, name);
+  }
+  if (rc == 0 && pr_cuda_to_host(&at, first, sizeof at) != 0) rc = pr_cuda_check(rt, name);
+  if (rc == 0 && at != none) {
+    int64_t off = t->offset, rest = (int64_t)at, v = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+      off += (rest % t->shape[d]) * t->stride[d];
+      rest /= t->shape[d];
+    }
+    pr_cuda_to_host(&v, tp + off, sizeof v);
+    rc = pr_error(rt, "%s: target %lld is out of bounds for %lld classes", name, (long long)v,
+                  (long long)classes);
+  }
+  pr_cuda_free(first, sizeof *first);
+  return rc;
+}
+
+/* One block per row: log-softmax into logp, the row's nll and smoothing terms and its weight
+   into part[3 r ...]. */
+__global__ void class_rows(pr_ClassLoss p, const float *x, const int64_t *ti, const float *tp,
+                           const float *w, float *logp, double *part) {
+  __shared__ double sd[32];
+  __shared__ float sf[32];
+  __shared__ double lse_s;
+  int64_t rows = p.N * p.S;
+  double eps = p.smoothing;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    double lse = 0;
+    if (!p.nll) {
+      float mx = -INFINITY;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
+        float v = x[AT(p, r, c)];
+        mx = v > mx ? v : mx;
+      }
+      mx = block_max_plain(mx, sf);
+      if (mx == -INFINITY) mx = 0;   /* a row of -inf: NaN log-probabilities, as in torch */
+      double s = 0;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) s += exp(x[AT(p, r, c)] - (double)mx);
+      s = block_sum(s, sd);
+      if (threadIdx.x == 0) lse_s = mx + log(s);
+      __syncthreads();
+      lse = lse_s;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x)
+        logp[AT(p, r, c)] = (float)(x[AT(p, r, c)] - lse);
+    }
+#define LOGP(c) (p.nll ? (double)x[AT(p, r, (c))] : (double)x[AT(p, r, (c))] - lse)
+    double nll = 0, smooth = 0, wt = 0;
+    if (p.soft) {
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
+        double t = (1 - eps) * tp[AT(p, r, c)] + eps / (double)p.C;
+        nll -= (w ? w[c] : 1.0) * t * LOGP(c);
+      }
+      nll = block_sum(nll, sd);
+    } else if (ti[r] != p.ignore_index) {
+      if (eps > 0) {
+        for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) smooth -= (w ? w[c] : 1.0) * LOGP(c);
+        smooth = block_sum(smooth, sd);
+      }
+      wt = w ? w[ti[r]] : 1.0;
+      nll = -wt * LOGP(ti[r]);
+    }
+#undef LOGP
+    if (threadIdx.x == 0) {
+      if (!p.soft && eps > 0) nll = (1 - eps) * nll;
+      smooth *= eps / (double)p.C;
+      part[3 * r] = nll;
+      part[3 * r + 1] = smooth;
+      part[3 * r + 2] = wt;
+    }
+    __syncthreads();
+  }
+}
+
+/* The totals of the rows' parts in one block, then out (reduction sum, mean, or per row). */
+__global__ void class_total(pr_ClassLoss p, const double *part, float *out, double *tot) {
+  __shared__ double sd[32];
+  int64_t rows = p.N * p.S;
+  double a = 0, b = 0, c = 0;
+  for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    a += part[3 * r];
+    b += part[3 * r + 1];
+    c += part[3 * r + 2];
+    if (p.reduction == PROF_REDUCE_NONE) out[r] = (float)(part[3 * r] + part[3 * r + 1]);
+  }
+  a = block_sum(a, sd);
+  b = block_sum(b, sd);
+  c = block_sum(c, sd);
+  if (threadIdx.x == 0) {
+    double eps = p.smoothing, wsum = p.soft ? (double)rows : c;
+    tot[0] = wsum;
+    if (p.reduction == PROF_REDUCE_SUM) out[0] = (float)(a + b);
+    if (p.reduction == PROF_REDUCE_MEAN) out[0] = (float)((a + (eps > 0 && !p.soft ? b : 0)) / wsum);
+  }
+}
+
+/* void in the table: the divisor must reach the host, so this waits for the stream once. */
+extern "C" void pr_cuda_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti,
+                                   const float *tp, const float *w, float *logp, float *out,
+                                   double *divisor) {
+  int64_t rows = p->N * p->S;
+  size_t bytes = sizeof(double) * (size_t)(3 * rows + 1);
+  double *part = (double *)pr_cuda_alloc(bytes);
+  *divisor = 0;
+  if (part == NULL) {
+    pr_cuda_fail("class loss: out of device memory");
+    return;
+  }
+  if (rows > 0)
+    class_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+        *p, x, ti, tp, w, logp, part);
+  class_total<<<1, 1024, 0, PR_STREAM>>>(*p, part, out, part + 3 * rows);
+  pr_cuda_note("cross_entropy");
+  if (pr_cuda_to_host(divisor, part + 3 * rows, sizeof *divisor) != 0)
+    pr_cuda_fail("class loss: copying the divisor to the host failed");
+  pr_cuda_free(part, bytes);
+}
+
+__global__ void class_grad_rows(pr_ClassLoss p, const float *logp, const int64_t *ti,
+                                const float *tp, const float *w, const float *g, double divisor,
+                                float *gx, float *gt) {
+  __shared__ double sd[32];
+  __shared__ double tw_s, wall_s;
+  int64_t rows = p.N * p.S;
+  double eps = p.smoothing;
+  double wall = 0;
+  for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) wall += w ? w[c] : 1.0;
+  wall = block_sum(wall, sd);
+  if (threadIdx.x == 0) wall_s = wall;
+  __syncthreads();
+  wall = wall_s;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    double s = p.reduction == PROF_REDUCE_NONE ? g[r] : g[0];
+    if (p.reduction == PROF_REDUCE_MEAN) s /= divisor;
+    if (p.soft) {
+      double tw = 0;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x)
+        tw += (w ? w[c] : 1.0) * ((1 - eps) * tp[AT(p, r, c)] + eps / (double)p.C);
+      tw = block_sum(tw, sd);
+      if (threadIdx.x == 0) tw_s = tw;
+      __syncthreads();
+      tw = tw_s;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
+        int64_t k = AT(p, r, c);
+        double t = (1 - eps) * tp[k] + eps / (double)p.C, wc = w ? w[c] : 1.0;
+        gx[k] = (float)(s * (exp((double)logp[k]) * tw - wc * t));
+        if (gt != NULL) gt[k] = (float)(-s * (1 - eps) * wc * logp[k]);
+      }
+      __syncthreads();
+      continue;
+    }
+    int64_t t = ti[r];
+    if (t == p.ignore_index) {
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) gx[AT(p, r, c)] = 0.0f;
+      continue;
+    }
+    double wt = w ? w[t] : 1.0, a = (1 - eps) * s * wt, b = eps / (double)p.C * s;
+    for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
+      int64_t k = AT(p, r, c);
+      if (p.nll) {
+        gx[k] = c == t ? (float)-a : 0.0f;
+        continue;
+      }
+      double pc = exp((double)logp[k]);
+      gx[k] = (float)(a * (pc - (c == t)) + (eps > 0 ? b * (pc * wall - (w ? w[c] : 1.0)) : 0));
+    }
+  }
+}
+
+extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const float *logp,
+                                            const int64_t *ti, const float *tp, const float *w,
+                                            const float *g, double divisor, float *gx,
+                                            float *gt) {
+  int64_t rows = p->N * p->S;
+  if (rows > 0)
+    class_grad_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+        *p, logp, ti, tp, w, g, divisor, gx, gt);
+  pr_cuda_note("cross_entropy backward");
+}
+
+/* {====================== mse_loss ======================} */
+
+extern "C" int pr_cuda_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+                           pr_Tensor *d, pr_Tensor *out) {
+  if (need_f32(rt, "mse_loss", x, t) != 0) return PR_ERR;
+  int nd = d->ndim;
+  View xv = view_bcast(x, nd, d->shape), tv = view_bcast(t, nd, d->shape);
+  /* broadcast dims of size 1 in x or t read with stride 0, as cpu_loss.c's views */
+  const float *xp = base_of<float>(x), *tp = base_of<float>(t);
+  float *dp = pr_f32(d), *o = pr_f32(out);
+  int64_t n = pr_numel(d);
+  double *sum = NULL;
+  if (reduction != PROF_REDUCE_NONE && (sum = (double *)pr_cuda_alloc(sizeof *sum)) == NULL)
+    return pr_error(rt, "mse_loss: out of device memory");
+  int none = reduction == PROF_REDUCE_NONE;
+  pr_launch(n, [=] __device__(int64_t i) {
+    double v = (double)xp[view_off(xv, i)] - tp[view_off(tv, i)];
+    dp[i] = (float)v;
+    if (none) o[i] = (float)(v * v);
+    else atomicAdd(sum, v * v);
+  });
+  if (!none) {
+    int mean = reduction == PROF_REDUCE_MEAN;
+    pr_launch(1, [=] __device__(int64_t) { o[0] = (float)(mean ? *sum / (double)n : *sum); });
+  }
+  int rc = pr_cuda_check(rt, "mse_loss");
+  if (sum != NULL) pr_cuda_free(sum, sizeof *sum);
+  return rc;
+}
+
+extern "C" int pr_cuda_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g,
+                                    int reduction, pr_Tensor *gd, pr_Tensor *neg) {
+  const float *dp = pr_f32(d), *gp = base_of<float>(g);
+  View gv = view_of(g);
+  float *o = pr_f32(gd), *np = neg ? pr_f32(neg) : NULL;
+  int64_t n = pr_numel(d);
+  double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)n : 2.0;
+  int none = reduction == PROF_REDUCE_NONE;
+  pr_launch(n, [=] __device__(int64_t i) {
+    float v = (float)(scale * dp[i] * gp[view_off(gv, none ? i : 0)]);
+    o[i] = v;
+    if (np) np[i] = -v;
+  });
+  return pr_cuda_check(rt, "mse_loss backward");
+}

@@ -1,0 +1,152 @@
+/* cuda_util.cuh — what the .cu kernels share: strided views passed by value, launches, dtypes. */
+#ifndef PR_CUDA_UTIL_CUH
+#define PR_CUDA_UTIL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuda.h"
+
+/* Every launch goes to the calling host thread's own default stream: one stream per recorder
+   thread without any state of ours, ordered with that thread's copies and frees. */
+#define PR_STREAM cudaStreamPerThread
+
+/* A tensor's logical layout, passed to kernels by value (it is 136 bytes). */
+struct View {
+  int nd;
+  int64_t shape[PR_MAX_DIMS];
+  int64_t stride[PR_MAX_DIMS];
+  int64_t offset;
+};
+
+/* t's own layout. */
+static inline View view_of(const pr_Tensor *t) {
+  View v;
+  v.nd = t->ndim;
+  v.offset = t->offset;
+  for (int i = 0; i < PR_MAX_DIMS; i++) {
+    v.shape[i] = i < t->ndim ? t->shape[i] : 1;
+    v.stride[i] = i < t->ndim ? t->stride[i] : 0;
+  }
+  return v;
+}
+
+/* t read with an output's nd dims (right-aligned; stride 0 where t is broadcast or missing). */
+static inline View view_bcast(const pr_Tensor *t, int nd, const int64_t *oshape) {
+  View v;
+  v.nd = nd;
+  v.offset = t != NULL ? t->offset : 0;
+  for (int i = 0; i < PR_MAX_DIMS; i++) {
+    int j = t != NULL ? t->ndim - nd + i : -1;
+    v.shape[i] = i < nd ? oshape[i] : 1;
+    v.stride[i] = (i < nd && j >= 0 && t->shape[j] == oshape[i]) ? t->stride[j] : 0;
+  }
+  return v;
+}
+
+/* The element offset of logical (row-major) index i. */
+__device__ __forceinline__ int64_t view_off(const View &v, int64_t i) {
+  int64_t off = v.offset;
+  for (int d = v.nd - 1; d >= 0; d--) {
+    int64_t s = v.shape[d];
+    off += (i % s) * v.stride[d];
+    i /= s;
+  }
+  return off;
+}
+
+/* Grid-stride loops: any element count (int64) on a bounded grid. */
+#define PR_THREADS 256
+static inline unsigned pr_blocks(int64_t n) {
+  int64_t b = (n + PR_THREADS - 1) / PR_THREADS;
+  return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
+
+template <class F> __global__ void pr_map_kernel(int64_t n, F f) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    f(i);
+}
+
+/* f(i) for i in [0, n) on the thread's stream (nothing for n <= 0). */
+template <class F> static inline void pr_launch(int64_t n, F f) {
+  if (n > 0) pr_map_kernel<<<pr_blocks(n), PR_THREADS, 0, PR_STREAM>>>(n, f);
+}
+
+/* Typed storage pointers (element 0 of the storage; add a View's offsets). */
+template <class T> static inline T *base_of(const pr_Tensor *t) {
+  return (T *)t->storage->data;
+}
+
+/* One block reduces: every thread passes its partial; thread 0 gets the block's sum. */
+template <class T> __device__ __forceinline__ T block_sum(T v, T *shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  v = threadIdx.x < warps ? shared[lane] : (T)0;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  __syncthreads();   /* shared may be reused by the caller's next reduction */
+  return v;
+}
+
+/* The same for a maximum (NaN wins, as the cpu's comparisons let it). */
+__device__ __forceinline__ float nan_max(float a, float b) {
+  return (a != a || a > b) ? a : b;
+}
+__device__ __forceinline__ float block_max(float v, float *shared) {
+  for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_down_sync(0xffffffffu, v, o));
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  v = threadIdx.x < warps ? shared[lane] : -INFINITY;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_down_sync(0xffffffffu, v, o));
+  __syncthreads();
+  return v;
+}
+
+/* prof.h's dtype helpers for the int fields tensors keep (C++ does not convert to the enum). */
+static inline const char *dname(int d) { return prof_dtype_name((prof_DType)d); }
+static inline size_t dsize(int d) { return (size_t)prof_dtype_size((prof_DType)d); }
+
+/* A block's maximum where NaN does not win: softmax's row maximum (exp of NaN stays NaN). */
+__device__ __forceinline__ float block_max_plain(float v, float *shared) {
+  for (int o = 16; o > 0; o >>= 1) {
+    float u = __shfl_down_sync(0xffffffffu, v, o);
+    v = u > v ? u : v;
+  }
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  v = threadIdx.x < warps ? shared[lane] : -INFINITY;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) {
+      float u = __shfl_down_sync(0xffffffffu, v, o);
+      v = u > v ? u : v;
+    }
+  if (threadIdx.x == 0) shared[0] = v;
+  __syncthreads();
+  v = shared[0];
+  __syncthreads();
+  return v;
+}
+
+/* "<op>: cuda kernels compute float32, got int64" unless every non-NULL tensor is float32. */
+static inline int need_f32(pr_Runtime *rt, const char *op, const pr_Tensor *a,
+                           const pr_Tensor *b = NULL, const pr_Tensor *c = NULL) {
+  const pr_Tensor *ts[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    if (ts[i] != NULL && ts[i]->dtype != PROF_F32)
+      return pr_error(rt, "%s: cuda kernels of this op compute float32, got %s", op,
+                      dname(ts[i]->dtype));
+  return 0;
+}
+
+#endif
