@@ -24,6 +24,17 @@ mkdir -p "$STAGE/build/bin" "$STAGE/build/lua/prof" "$STAGE/build/lib" \
 cp "$ROOT/build/bin/profrun" "$STAGE/build/bin/"
 cp "$ROOT/build/lua/prof/core.so" "$STAGE/build/lua/prof/"
 cp -P "$ROOT"/build/lib/libprof.so* "$STAGE/build/lib/"
+# the injection library and examples/host_cuda's program, for gpu-check.sh's prof.launch row
+if [ -f "$ROOT/build/lib/libprof_inject.so" ]; then
+  cp "$ROOT/build/lib/libprof_inject.so" "$STAGE/build/lib/"
+fi
+if [ ! -x "$ROOT/examples/host_cuda/mlp" ] && [ -x "${NVCC:-/usr/local/cuda/bin/nvcc}" ]; then
+  make -s -C "$ROOT/examples/host_cuda" >&2 || echo "gpu-bundle: examples/host_cuda did not build" >&2
+fi
+if [ -x "$ROOT/examples/host_cuda/mlp" ]; then
+  mkdir -p "$STAGE/examples/host_cuda"
+  cp "$ROOT/examples/host_cuda/mlp" "$STAGE/examples/host_cuda/"
+fi
 strip --strip-debug "$STAGE/build/bin/profrun" "$STAGE/build/lua/prof/core.so" \
   "$STAGE/build/lib/libprof.so.0".* 2>/dev/null || true
 
@@ -45,7 +56,7 @@ for lib in $libs; do
   cp -L "$lib" "$STAGE/build/gpu-bundle/lib/"
 done
 
-tar -C "$STAGE" -czf "$OUT" build
+tar -C "$STAGE" -czf "$OUT" $(cd "$STAGE" && ls -d build examples 2>/dev/null)
 rm -rf "$STAGE"
 size=$(wc -c < "$OUT")
 mib=$(( (size + 1048575) / 1048576 ))

@@ -84,9 +84,17 @@ SPEC_RC=$?
 t_specs=$(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }')
 say "GPU specs: exit $SPEC_RC in ${t_specs} s ($OUT/specs.log)"
 
+# examples/host_cuda (cuBLAS + NVTX, no profrun code) for the prof.launch row: built here when
+# it was not carried and nvcc exists
+if [ "$DRY" = 0 ] && [ ! -x examples/host_cuda/mlp ] && command -v "${NVCC:-/usr/local/cuda/bin/nvcc}" \
+     > /dev/null 2>&1; then
+  make -C examples/host_cuda > "$OUT/host_cuda.log" 2>&1 || say "examples/host_cuda did not build"
+fi
+
 MEASURE_ARG=""
 [ "$DRY" = 1 ] && MEASURE_ARG="--quick"
-"$PROFRUN" scripts/tools/gpu_check.lua $MEASURE_ARG > "$OUT/measure.tsv" 2> "$OUT/measure.err"
+PROF_GPU_CHECK_OUT="$OUT" "$PROFRUN" scripts/tools/gpu_check.lua $MEASURE_ARG > "$OUT/measure.tsv" \
+  2> "$OUT/measure.err"
 MEASURE_RC=$?
 say "measurements: exit $MEASURE_RC ($OUT/measure.tsv)"
 
@@ -124,6 +132,8 @@ FILENAME ~ /measure.tsv$/ {
   else if ($1 == "gemm") { gd[++ng] = $2; gv[$2] = $3; gn[$2] = $4 }
   else if ($1 == "correct") { cn[++nc] = $2; cv[$2] = $3; ct[$2] = $4 }
   else if ($1 == "step") { sn[++ns] = $2; sb[$2] = $3; sm[$2] = $4 }
+  else if ($1 == "launch") { ln = $2; lm = $3; lk = $4; la = $5; ld = $6; lo = $7 }
+  else if ($1 == "cupti") { cupti[$2] = 1; c3[$2] = $3; c4[$2] = $4; c5[$2] = $5; c6[$2] = $6 }
   else if ($1 == "error") { err = err $2 ": " $3 " " }
   next
 }
@@ -164,10 +174,29 @@ END {
   if (measure_rc != 0) { fail = 1; row("measurements (gpu_check.lua)", "exit " measure_rc, "", "FAIL") }
   if (err != "") { fail = 1; row("measurement errors: " err, "", "", "FAIL") }
   rule()
-  # CUPTI capture (branch capture, core/capture/) fills these rows
-  row("CUPTI kernels captured / attributed to ops", "(pending: capture)", "target 100%", "")
-  row("CUPTI overhead (profiled / plain step)", "(pending: capture)", "target <= 1.05", "")
-  row("trace events (kernel / memcpy / memset)", "(pending: capture)", "", "")
+  # CUPTI capture (the cupti rows of gpu_check.lua): BERT-base steps, a bf16 GEMM, a step trace
+  if ("attribution" in cupti) {
+    rate = c5["attribution"] > 0 ? c4["attribution"] / c5["attribution"] : 0
+    ok = rate >= 1; if (!ok) fail = 1
+    row("CUPTI kernels " c3["attribution"] ", device ops attributed to ops", sprintf("%d of %d (%.1f%%)", c4["attribution"], c5["attribution"], 100 * rate), "target 100%", ok ? "pass" : "FAIL")
+  } else row("CUPTI kernels attributed to ops", "not measured", "target 100%", dry ? "" : "FAIL")
+  if ("overhead" in cupti) {
+    ok = c3["overhead"] <= c4["overhead"]; if (!ok) fail = 1
+    row("CUPTI overhead (profiled / plain BERT step)", sprintf("%.3f (median of 3)", c3["overhead"]), "target <= " c4["overhead"], ok ? "pass" : "FAIL")
+  } else row("CUPTI overhead (profiled / plain step)", "not measured", "target <= 1.05", dry ? "" : "FAIL")
+  if ("tflops" in cupti) {
+    d = c4["tflops"] > 0 ? (c3["tflops"] - c4["tflops"]) / c4["tflops"] : 1
+    ok = d <= 0.02 && d >= -0.02; if (!ok) fail = 1
+    row("bf16 GEMM TFLOP/s reported (CUPTI)", tf(c3["tflops"]), "CUDA events " tf(c4["tflops"]), ok ? "pass" : "FAIL")
+    row("", sprintf("%+.1f%%", 100 * d), "target within 2%", "")
+  }
+  if (ln != "") {
+    ok = lk > 0 && la == ld; if (!ok) fail = 1
+    row("prof.launch examples/host_cuda (unmodified)", lm " modules, " lk " kernels", sprintf("%d of %d attributed", la, ld), ok ? "pass" : "FAIL")
+    row("", sprintf("%.2fx wall (median of 3)", lo), "under / plain run", "")
+  }
+  if ("trace" in cupti)
+    row("trace events (kernel / memcpy / memset)", c3["trace"] " / " c4["trace"] " / " c5["trace"], c6["trace"] " ac2g flow ends", "")
   rule()
   if (dry) print "dry run: nothing above was computed on a GPU"
   exit fail

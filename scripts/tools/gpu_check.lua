@@ -1,6 +1,7 @@
 -- gpu_check.lua — gpu-check.sh's measurements, run by profrun: the GPU's cuBLAS peaks, GEMM
 -- throughput through the runtime against them, the model zoo's AlexNet and BERT on cuda against
--- the cpu, and their training step times. Writes "section<TAB>name<TAB>value..." lines to stdout.
+-- the cpu, their training step times, and the CUPTI capture (attribution, overhead, reported
+-- TFLOP/s, trace). Writes "section<TAB>name<TAB>value..." lines to stdout.
 --   profrun gpu_check.lua [--quick | --status]   (--quick: small sizes, for the dry run on a
 --   machine without a GPU, where "cuda" means the cpu and nothing is timed)
 local T = require "prof.tensor"
@@ -169,4 +170,132 @@ if not quick then
   end, 2, 5)
   emit("step", "bert-base train step (batch 8, seq 128, AdamW)", best, med)
   core.set_default_device("meta")
+end
+
+-- {=================== CUPTI: attribution, overhead, reported TFLOP/s, trace ===================}
+
+-- Seconds per step of `steps` BERT-base training steps, the device drained after each; between
+-- steps, after(i) (the profiler's p:step()).
+local function bert_steps(step, steps, after)
+  local ts = {}
+  for i = 1, steps do
+    local t0 = core.now_ns()
+    step()
+    sync()
+    ts[i] = (core.now_ns() - t0) * 1e-9
+    if after then after(i) end
+  end
+  table.sort(ts)
+  return ts[(steps + 1) // 2]
+end
+
+local function cupti_checks(out_dir)
+  local prof = require "prof"
+  core.set_default_device("cuda")
+  core.manual_seed(1)
+  local m = bert.build()
+  local bopt = optim.AdamW(m:parameters(), { lr = 1e-4 })
+  local b, s = 8, 128
+  local inputs = { input_ids = ids(b, s, 30522, "cuda"),
+    token_type_ids = T.zeros({ b, s }, { dtype = "int64" }),
+    attention_mask = T.ones({ b, s }, { dtype = "int64" }),
+    labels = ids(b, 1, 2, "cuda"):view(-1) }
+  local function step()
+    bopt:zero_grad()
+    local loss = m(inputs)
+    loss:backward()
+    bopt:step()
+  end
+  for _ = 1, 2 do step() end
+  sync()
+  -- overhead: blocks of 5 steps, plain and inside an active window (CUPTI enabled at the warmup
+  -- step before it, as Kineto does), alternated over 3 rounds; the median of the paired ratios
+  local ratios, last = {}, nil
+  for r = 1, 3 do
+    local plain = bert_steps(step, 5)
+    local p = prof.profile { activities = { "cpu", "cuda" },
+                             schedule = prof.schedule { wait = 0, warmup = 1, active = 5 } }
+    p:start()
+    step()
+    sync()
+    p:step()                                   -- the warmup step ends: the window records
+    local profiled = bert_steps(step, 5, function() p:step() end)
+    p:stop()
+    ratios[r] = profiled / plain
+    last = p
+  end
+  table.sort(ratios)
+  emit("cupti", "overhead", ratios[2], 1.05)
+  local st = last:capture_stats()
+  if st == nil then error("the profile captured no GPU activity (capture_stats is nil)") end
+  emit("cupti", "attribution", st.kernels, st.attributed_op, st.device_ops)
+  local trace = out_dir .. "/bert_step_trace.json"
+  last:export_chrome_trace(trace)
+  local f = assert(io.open(trace, "rb"))
+  local text = f:read("a")
+  f:close()
+  local function count(cat)
+    local n = 0
+    for _ in text:gmatch('"cat":"' .. cat .. '"') do n = n + 1 end
+    return n
+  end
+  emit("cupti", "trace", count("kernel"), count("gpu_memcpy"), count("gpu_memset"), count("ac2g"))
+  -- the TFLOP/s a profile reports for a bf16 GEMM (its kernels' CUPTI time) against CUDA events
+  -- timing the same cuBLAS call (core.peak_gpu_gemm)
+  local n, runs = 8192, 5
+  local x = T.randn({ n, n }, { device = "cuda" }):to("bfloat16")
+  local y = T.randn({ n, n }, { device = "cuda" }):to("bfloat16")
+  T.mm(x, y)
+  sync()
+  local p = prof.profile { activities = { "cpu", "cuda" } }
+  p:start()
+  for _ = 1, runs do T.mm(x, y) end
+  sync()
+  p:stop()
+  local kernel_ns = 0
+  for _, e in ipairs(p:events()) do
+    if e.kind == "kernel" then kernel_ns = kernel_ns + (e.t_end_ns - e.t_begin_ns) end
+  end
+  local reported = kernel_ns > 0 and 2 * n * n * n * runs / (kernel_ns * 1e-9) or 0
+  local events = core.peak_gpu_gemm { dtype = "bfloat16", n = n, runs = runs }
+  emit("cupti", "tflops", reported, events or 0)
+  core.set_default_device("meta")
+end
+
+-- {=================== an unmodified CUDA program under the injection ===================}
+
+-- examples/host_cuda's cuBLAS + NVTX program, plain and under prof.launch (libprof_inject.so),
+-- each 3 times alternated: the modules its NVTX ranges made, the kernels CUPTI saw and attributed
+-- to a module, and the wall-time ratio (medians).
+local function launch_checks(app)
+  local prof = require "prof"
+  local function wall(fn)
+    local t0 = core.now_ns()
+    local r1, r2 = fn()
+    return (core.now_ns() - t0) * 1e-9, r1, r2
+  end
+  local plain, under, profile = {}, {}, nil
+  for r = 1, 3 do
+    plain[r] = wall(function() return os.execute(app .. " > /dev/null") end)
+    local t, got, err = wall(function() return prof.launch { app } end)
+    if got == nil then error(err) end
+    under[r], profile = t, got
+  end
+  table.sort(plain)
+  table.sort(under)
+  local n = profile.notes or {}
+  emit("launch", "host_cuda", #profile.modules, n.kernels or 0, n.attributed_module or 0,
+    n.device_ops or 0, under[2] / plain[2])
+end
+
+if not quick then
+  local ok, err = pcall(cupti_checks, os.getenv("PROF_GPU_CHECK_OUT") or "build/gpu-check")
+  if not ok then emit("error", "cupti", (tostring(err):gsub("[\t\n]", " "))) end
+  local app = "examples/host_cuda/mlp"
+  if os.execute("test -x " .. app) then
+    ok, err = pcall(launch_checks, app)
+    if not ok then emit("error", "launch", (tostring(err):gsub("[\t\n]", " "))) end
+  else
+    emit("error", "launch", app .. " is not built (make -C examples/host_cuda)")
+  end
 end
