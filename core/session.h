@@ -217,6 +217,10 @@ struct prof_State {
 
 /* tree.c: the registry */
 PROF_INTERNAL void profT_free_nodes(prof_State *S);
+/* tree.c: the ids at pre-order positions first .. first + n - 1 into ids (those that exist),
+   walked from the roots; returns the number of modules */
+PROF_INTERNAL int32_t profT_preorder(const prof_State *S, int32_t first, prof_ModuleId *ids,
+                                     int32_t n);
 static inline profT_Node *profT_node(const prof_State *S, int32_t k) {
   return &S->chunks[k / PROF_NODE_CHUNK][k % PROF_NODE_CHUNK];
 }

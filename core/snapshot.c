@@ -173,19 +173,8 @@ int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_Modul
     return n;
   }
   /* the tree changed since the snapshot: walk it, keeping positions first .. first + n - 1 */
-  int32_t k = S->first_root, pos = 0, got = 0;
-  while (k >= 0 && got < n) {
-    if (pos >= first) ids[got++] = k;
-    pos++;
-    const profT_Node *node = profT_node(S, k);
-    if (node->first_child >= 0) {
-      k = node->first_child;
-      continue;
-    }
-    while (k >= 0 && profT_node(S, k)->next_sibling < 0) k = profT_node(S, k)->parent;
-    if (k >= 0) k = profT_node(S, k)->next_sibling;
-  }
-  return got;
+  profT_preorder(S, first, ids, n);
+  return n;
 }
 
 static void fill_counts(const profT_Acc *incl, const profT_Acc *self, prof_Counts *c) {

@@ -177,13 +177,13 @@ void profT_short_path(prof_State *S, prof_ModuleId id, char *buf, size_t size) {
 
 int32_t prof_module_count(const prof_State *S) { return profT_count(S); }
 
-int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n) {
+int32_t profT_preorder(const prof_State *S, int32_t first, prof_ModuleId *ids, int32_t n) {
   /* Iterative walk over the first-child/next-sibling links: no recursion, no allocation. */
-  int32_t count = 0;
+  int32_t pos = 0;
   int32_t k = S->first_root;
   while (k >= 0) {
-    if (count < n) ids[count] = k;
-    count++;
+    if (pos >= first && pos - first < n) ids[pos - first] = k;
+    pos++;
     const profT_Node *node = profT_node(S, k);
     if (node->first_child >= 0) {
       k = node->first_child;
@@ -192,5 +192,9 @@ int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n)
     while (k >= 0 && profT_node(S, k)->next_sibling < 0) k = profT_node(S, k)->parent;
     if (k >= 0) k = profT_node(S, k)->next_sibling;
   }
-  return count;
+  return pos;
+}
+
+int32_t prof_module_preorder(const prof_State *S, prof_ModuleId *ids, int32_t n) {
+  return profT_preorder(S, 0, ids, n);
 }

@@ -15,6 +15,7 @@
 --   256 MiB: page faults make it take ~1.4 s here, and copies that large ran ~1.7x faster than
 --   32-128 MiB ones, consistent with memcpy switching to non-temporal stores, which the runtime's
 --   own kernels never use; the roof should be one they can reach.
+local json = require "prof.json_decode"
 local core = require "prof.core"
 
 local M = {}
@@ -101,87 +102,17 @@ function M.measure(machine)
     n, M.GEMM_RUNS, bytes >> 20, M.COPY_RUNS)
 end
 
--- {=================== a strict reader for the cache's flat JSON object ===================}
+-- {=================== the cache's flat JSON object ===================}
 
-local ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
-
--- {"k": string | number | true | false | null, ...} -> table, or nil for anything else.
+-- {"k": string | number | true | false, ...} -> table, or nil for anything else (json_decode's
+-- strict reader, then every value a scalar: null, arrays and objects are never valid here).
 function M.decode_flat(s)
-  if type(s) ~= "string" then return nil end
-  local pos, out = 1, {}
-  local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
-  local function str()
-    if s:sub(pos, pos) ~= '"' then return nil end
-    local parts, i = {}, pos + 1
-    while true do
-      local j = s:find('["\\%c]', i)
-      if j == nil then return nil end
-      parts[#parts + 1] = s:sub(i, j - 1)
-      local c = s:sub(j, j)
-      if c == '"' then
-        pos = j + 1
-        return table.concat(parts)
-      elseif c == "\\" then
-        local e = s:sub(j + 1, j + 1)
-        if e == "u" then
-          local hex = s:match("^%x%x%x%x", j + 2)
-          if hex == nil then return nil end
-          parts[#parts + 1] = utf8.char(tonumber(hex, 16))
-          i = j + 6
-        elseif ESC[e] then
-          parts[#parts + 1] = ESC[e]
-          i = j + 2
-        else
-          return nil
-        end
-      else
-        return nil   -- raw control character
-      end
-    end
+  local t = json.decode(s, "peaks cache")
+  if type(t) ~= "table" then return nil end
+  for k, v in pairs(t) do
+    if type(k) ~= "string" or type(v) == "table" then return nil end
   end
-  local function value()
-    local c = s:sub(pos, pos)
-    if c == '"' then return str() end
-    local lit = s:match("^%a+", pos)
-    if lit then
-      pos = pos + #lit
-      if lit == "true" then return true end
-      if lit == "false" or lit == "null" then return false end   -- null reads as false: never valid here
-      return nil
-    end
-    local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
-    if num == nil or num == "" then return nil end
-    pos = pos + #num
-    return tonumber(num)
-  end
-  ws()
-  if s:sub(pos, pos) ~= "{" then return nil end
-  pos = pos + 1
-  ws()
-  if s:sub(pos, pos) == "}" then
-    pos = pos + 1
-  else
-    while true do
-      ws()
-      local k = str()
-      if k == nil then return nil end
-      ws()
-      if s:sub(pos, pos) ~= ":" then return nil end
-      pos = pos + 1
-      ws()
-      local v = value()
-      if v == nil then return nil end
-      out[k] = v
-      ws()
-      local c = s:sub(pos, pos)
-      pos = pos + 1
-      if c == "}" then break end
-      if c ~= "," then return nil end
-    end
-  end
-  ws()
-  if pos <= #s then return nil end
-  return out
+  return t
 end
 
 -- {===================================== the cache =====================================}

@@ -138,6 +138,23 @@ local bert_err = both(function() return bert.build({ config = TINY }) end, funct
 end)
 emit("correct", "bert tiny forward (batch 2, seq 16)", bert_err, 1e-4)
 
+-- One BERT-base training step (batch 8, seq 128, AdamW) on the default device, as a function.
+local function bert_training()
+  local m = bert.build()
+  local bopt = optim.AdamW(m:parameters(), { lr = 1e-4 })
+  local b, s = 8, 128
+  local inputs = { input_ids = ids(b, s, 30522, "cuda"),
+    token_type_ids = T.zeros({ b, s }, { dtype = "int64" }),
+    attention_mask = T.ones({ b, s }, { dtype = "int64" }),
+    labels = ids(b, 1, 2, "cuda"):view(-1) }
+  return function()
+    bopt:zero_grad()
+    local loss = m(inputs)
+    loss:backward()
+    bopt:step()
+  end
+end
+
 -- {=================== step times on the device ===================}
 
 if not quick then
@@ -155,19 +172,7 @@ if not quick then
   end, 2, 5)
   emit("step", "alexnet train step (batch 64, SGD)", best, med)
 
-  local m = bert.build()
-  local bopt = optim.AdamW(m:parameters(), { lr = 1e-4 })
-  local b, s = 8, 128
-  local inputs = { input_ids = ids(b, s, 30522, "cuda"),
-    token_type_ids = T.zeros({ b, s }, { dtype = "int64" }),
-    attention_mask = T.ones({ b, s }, { dtype = "int64" }),
-    labels = ids(b, 1, 2, "cuda"):view(-1) }
-  best, med = timed(function()
-    bopt:zero_grad()
-    local loss = m(inputs)
-    loss:backward()
-    bopt:step()
-  end, 2, 5)
+  best, med = timed(bert_training(), 2, 5)
   emit("step", "bert-base train step (batch 8, seq 128, AdamW)", best, med)
   core.set_default_device("meta")
 end
@@ -193,19 +198,7 @@ local function cupti_checks(out_dir)
   local prof = require "prof"
   core.set_default_device("cuda")
   core.manual_seed(1)
-  local m = bert.build()
-  local bopt = optim.AdamW(m:parameters(), { lr = 1e-4 })
-  local b, s = 8, 128
-  local inputs = { input_ids = ids(b, s, 30522, "cuda"),
-    token_type_ids = T.zeros({ b, s }, { dtype = "int64" }),
-    attention_mask = T.ones({ b, s }, { dtype = "int64" }),
-    labels = ids(b, 1, 2, "cuda"):view(-1) }
-  local function step()
-    bopt:zero_grad()
-    local loss = m(inputs)
-    loss:backward()
-    bopt:step()
-  end
+  local step = bert_training()
   for _ = 1, 2 do step() end
   sync()
   -- overhead: blocks of 5 steps, plain and inside an active window (CUPTI enabled at the warmup

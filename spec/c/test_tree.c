@@ -226,6 +226,37 @@ static void test_paths_and_preorder(void) {
   prof_close(S);
 }
 
+/* prof_module_preorder_from: slices of the pre-order, from the snapshot's copy while the tree is
+   as it was, walked once it has changed (a module added after the snapshot). */
+static void test_preorder_slices(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId root, l, l0, c1, head, late;
+  prof_module_add(S, PROF_NO_MODULE, "", "ResNet", 0, &root);
+  prof_module_add(S, root, "layer1", "Sequential", 0, &l);
+  prof_module_add(S, root, "fc", "Linear", 0, &head);
+  prof_module_add(S, l, "0", "BasicBlock", 0, &l0);
+  prof_module_add(S, l0, "conv1", "Conv2d", 0, &c1);
+  T_EQ_INT(prof_snapshot(S), PROF_OK);
+  prof_ModuleId ids[8] = {0};
+  /* positions 1 .. 3 of root, layer1, layer1.0, layer1.0.conv1, fc */
+  T_EQ_INT(prof_module_preorder_from(S, 1, ids, 3), 3);
+  T_EQ_INT(ids[0], l);
+  T_EQ_INT(ids[1], l0);
+  T_EQ_INT(ids[2], c1);
+  T_EQ_INT(prof_module_preorder_from(S, 3, ids, 8), 2);   /* fewer at the end */
+  T_EQ_INT(ids[0], c1);
+  T_EQ_INT(ids[1], head);
+  T_EQ_INT(prof_module_preorder_from(S, 5, ids, 8), 0);
+  T_EQ_INT(prof_module_preorder_from(S, -1, ids, 8), 0);
+  /* a module under layer1.0 after the snapshot: position 4 is now it, fc moves to 5 */
+  prof_module_add(S, l0, "bn1", "BatchNorm2d", 0, &late);
+  T_EQ_INT(prof_module_preorder_from(S, 3, ids, 8), 3);
+  T_EQ_INT(ids[0], c1);
+  T_EQ_INT(ids[1], late);
+  T_EQ_INT(ids[2], head);
+  prof_close(S);
+}
+
 static void test_enter_named_builds_the_tree(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_ModuleId a, b, a2;
@@ -337,6 +368,7 @@ int main(void) {
   T_RUN(test_mismatched_exit_is_survived);
   T_RUN(test_stack_overflow_is_survived);
   T_RUN(test_paths_and_preorder);
+  T_RUN(test_preorder_slices);
   T_RUN(test_enter_named_builds_the_tree);
   T_RUN(test_phases_and_unattributed);
   T_RUN(test_lifecycle_errors);
