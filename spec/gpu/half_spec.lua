@@ -80,6 +80,8 @@ local CASES = {
   { "maximum", { g { 7, 5 }, g { 5 } }, function(x) return F.maximum(x[1], x[2]) end },
   { "where", { { shape = { 6, 4 }, bool = true }, g { 6, 4 }, g { 4 } },
     function(x) return F.where(x[1], x[2], x[3]) end },
+  { "masked_fill", { g { 5, 8 }, { shape = { 5, 8 }, bool = true } },
+    function(x) return F.masked_fill(x[1], x[2], -3.0) end },
   { "prelu", { g { 4, 3, 5 }, g({ 3 }, { positive = true }) }, function(x) return F.prelu(x[1], x[2]) end },
   { "gelu", { g { 64 } }, function(x) return F.gelu(x[1]) end },
   { "silu", { g { 64 } }, function(x) return F.silu(x[1]) end },
