@@ -1,6 +1,6 @@
 -- half_spec.lua — the device's float16/bfloat16 kernels (pointwise, activations, softmax,
--- reductions, norms, embedding) against the cpu computing float32 on the same inputs rounded to
--- the half dtype, forward and backward, and to() converting across devices in one call.
+-- reductions, norms, embedding, mse_loss) against the cpu computing float32 on the same inputs
+-- rounded to the half dtype, forward and backward, and to() converting across devices in one call.
 local T = require "prof.tensor"
 local core = require "prof.core"
 local cmp = require "spec.gpu.compare"
@@ -99,6 +99,9 @@ local CASES = {
   { "rms_norm", { g { 6, 48 }, g { 48 } }, function(x) return F.rms_norm(x[1], { 48 }, x[2], { eps = 1e-6 }) end },
   { "group_norm", { g { 3, 8, 5, 5 }, g { 8 }, g { 8 } },
     function(x) return F.group_norm(x[1], 4, x[2], x[3]) end },
+  { "mse_loss broadcast", { g { 5, 8 }, g { 8 } }, function(x) return F.mse_loss(x[1], x[2]) end },
+  { "mse_loss none", { g { 5, 8 }, g { 5, 8 } },
+    function(x) return F.mse_loss(x[1], x[2], { reduction = "none" }) end },
   { "embedding", { { shape = { 4, 6 }, index = 10 }, g { 10, 16 } },
     function(x) return F.embedding(x[1], x[2]) end },
 }

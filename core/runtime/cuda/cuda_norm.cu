@@ -306,8 +306,10 @@ static int embedding_grad_of(pr_Runtime *rt, const void *ip, int i64, View iv, c
                              View gv, int64_t pad, int64_t d, T *o, int64_t cells, int64_t n) {
   size_t bytes = sizeof(float) * (size_t)(cells > 0 ? cells : 1);
   float *acc = (float *)o;
-  if constexpr (!std::is_same<T, float>::value) acc = (float *)pr_cuda_alloc(bytes);   /* zero-filled */
-  if (acc == NULL) return pr_error(rt, "embedding backward: out of device memory");
+  if constexpr (!std::is_same<T, float>::value) {
+    acc = (float *)pr_cuda_alloc(bytes);   /* zero-filled */
+    if (acc == NULL) return pr_error(rt, "embedding backward: out of device memory");
+  }
   pr_launch(n * d, [=] __device__(int64_t i) {
     int64_t r = i / d, j = i % d, v = index_at(ip, i64, view_off(iv, r));
     if (v != pad) atomicAdd(&acc[v * d + j], f_of(gp[view_off(gv, i)]));
