@@ -100,12 +100,14 @@ void pr_ein_render(int nin, const pr_EinTerm *in, const pr_EinTerm *out, char *b
 
 /*
 ** The dtype of a new gradient for t, or of what a forward saves from t for its backward: float32
-** where the device holds values (its kernels compute in float32 only), t's own where it holds
-** none (meta), so that a float16 model's gradients meet its float16 weights in the backward's
-** matmuls and count 2-byte elements.
+** where the device holds values (its kernels compute in float32), t's own where it holds none
+** (meta), so that a float16 model's gradients meet its float16 weights in the backward's matmuls
+** and count 2-byte elements. A float16/bfloat16 t that holds values is cuda's (the cpu computes
+** no half op) and keeps its dtype: cuda's half kernels take one dtype for values and gradients.
 */
 static inline int pr_grad_dtype(const pr_Tensor *t) {
-  return pr_holds_values(t) ? PROF_F32 : t->dtype;
+  int half = t->dtype == PROF_F16 || t->dtype == PROF_BF16;
+  return pr_holds_values(t) && !half ? PROF_F32 : t->dtype;
 }
 
 #endif

@@ -64,7 +64,8 @@ static pr_Tensor *norm_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
   if (out == NULL) return NULL;
   pr_Tensor *xc = NULL, *mean = NULL, *rstd = NULL;
   int cpu = pr_holds_values(out), rc = 0;
-  if (cpu && x->dtype != PROF_F32) {
+  /* the host's kernels are float32 only; a device's kernels check their dtypes themselves */
+  if (cpu && x->dtype != PROF_F32 && out->device == rt->host_device) {
     rc = pr_error(rt, "%s: %s kernels compute float32, got %s", name, out->be->name,
                   prof_dtype_name(x->dtype));
   } else if (cpu) {
@@ -273,7 +274,7 @@ pr_Tensor *pr_embedding(pr_Runtime *rt, const pr_Tensor *indices, const pr_Tenso
   shape[indices->ndim] = w->shape[1];
   /* a bad index fails before anything is recorded */
   if (pr_holds_values(w)) {
-    if (w->dtype != PROF_F32)
+    if (w->dtype != PROF_F32 && w->device == rt->host_device)
       return pr_fail(rt, "embedding: cpu kernels compute float32, got %s",
                      prof_dtype_name(w->dtype));
     if (PR_K(indices)->embedding_check(rt, indices, v) != 0) return NULL;

@@ -64,13 +64,33 @@ end:
   return rc;
 }
 
+static int is_half(int dtype) { return dtype == PROF_F16 || dtype == PROF_BF16; }
+
+/*
+** cross_device for a cast to or from a half dtype, which the host's cast kernel refuses: the
+** device end converts (its cast kernel rounds to nearest even), the values cross in one dtype.
+*/
+static int cross_device_half(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
+  int on_c = c->device != rt->host_device;
+  pr_Tensor *t = on_c ? pr_tensor_new(rt, x->ndim, x->shape, x->dtype, c->device)
+                      : pr_tensor_new(rt, c->ndim, c->shape, c->dtype, x->device);
+  int rc = t == NULL ? PR_ERR
+           : on_c    ? (cross_device(rt, x, t) != 0 ? PR_ERR : PR_K(c)->cast(rt, t, c))
+                     : (PR_K(x)->cast(rt, x, t) != 0 ? PR_ERR : cross_device(rt, t, c));
+  pr_tensor_release(t);
+  return rc;
+}
+
 static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
                           int dtype, int device, int vk) {
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
   pr_Tensor *c = pr_op_alloc(rt, &op, ndim, shape, dtype, device);
   if (c == NULL) return NULL;
-  int rc = c->be == x->be || !pr_holds_values(c) ? PR_K(c)->cast(rt, x, c) : cross_device(rt, x, c);
+  int rc = c->be == x->be || !pr_holds_values(c) ? PR_K(c)->cast(rt, x, c)
+           : c->dtype != x->dtype && (is_half(c->dtype) || is_half(x->dtype))
+               ? cross_device_half(rt, x, c)
+               : cross_device(rt, x, c);
   c = pr_op_end(rt, &op, c, rc);
   return shape_grad(rt, x, c, vk, NULL, 0);
 }

@@ -142,13 +142,18 @@ extern "C" void pr_cuda_triangle(pr_Tensor *out, int64_t diagonal, int upper) {
 
 /* {====================== accumulate, where ======================} */
 
+template <class T> static void accumulate_of(T *d, View dv, const T *s, View sv, int64_t n) {
+  pr_launch(n, [=] __device__(int64_t i) {
+    T *p = d + view_off(dv, i);
+    *p = of_f<T>(f_of(*p) + f_of(s[view_off(sv, i)]));
+  });
+}
+
+/* Gradients of a half tensor are of its dtype (as torch's): each sum is rounded once. */
 extern "C" int pr_cuda_accumulate(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src) {
-  if (dst->dtype != PROF_F32 || src->dtype != PROF_F32)
-    return pr_error(rt, "accumulate: cuda gradients are float32, got %s", dname(src->dtype));
-  float *d = base_of<float>(dst);
-  const float *s = base_of<float>(src);
-  View dv = view_of(dst), sv = view_of(src);
-  pr_launch(pr_numel(dst), [=] __device__(int64_t i) { d[view_off(dv, i)] += s[view_off(sv, i)]; });
+  if (need_float(rt, "accumulate", dst, src) != 0) return PR_ERR;
+  PR_FLOAT_SWITCH(dst->dtype, accumulate_of<T>(base_of<T>(dst), view_of(dst), base_of<T>(src),
+                                               view_of(src), pr_numel(dst)));
   return pr_cuda_check(rt, "accumulate");
 }
 
@@ -177,6 +182,10 @@ extern "C" int pr_cuda_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Ten
   switch (out->dtype) {
     case PROF_F32: WHERE(float, (float)sa, (float)sb); break;
     case PROF_F64: WHERE(double, sa, sb); break;
+    case PROF_F16: WHERE(__half, __float2half((float)sa), __float2half((float)sb)); break;
+    case PROF_BF16:
+      WHERE(__nv_bfloat16, __float2bfloat16((float)sa), __float2bfloat16((float)sb));
+      break;
     case PROF_I64: WHERE(int64_t, (int64_t)sa, (int64_t)sb); break;
     case PROF_I32: WHERE(int32_t, (int32_t)sa, (int32_t)sb); break;
     case PROF_I8: WHERE(int8_t, (int8_t)sa, (int8_t)sb); break;
@@ -214,27 +223,35 @@ __device__ __forceinline__ int64_t i64op(int k, int64_t x, int64_t y) {
   }
 }
 
+/* Float element types T (float, __half, __nv_bfloat16): the float32 formula, one rounding. */
+template <class T>
+static void binary_of(int k, const T *pa, View av, const T *pb, View bv, float sv,
+                      int scalar_first, T *o, int64_t n) {
+  pr_launch(n, [=] __device__(int64_t i) {
+    float x = f_of(pa[view_off(av, i)]);
+    o[i] = of_f<T>(pb ? f32op(k, x, f_of(pb[view_off(bv, i)]))
+                      : scalar_first ? f32op(k, sv, x) : f32op(k, x, sv));
+  });
+}
+
 extern "C" int pr_cuda_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a,
                               const pr_Tensor *b, double s, int scalar_first, pr_Tensor *out) {
   const char *name = prof_op_kind_name(kind);
-  int is_f32 = out->dtype == PROF_F32, k = (int)kind;
-  if (!is_f32 && out->dtype != PROF_I64)
-    return pr_error(rt, "%s: cuda kernels compute float32 and int64, got %s", name,
-                    dname(out->dtype));
-  if (!is_f32 && (kind == PROF_OP_DIV || kind == PROF_OP_POW))
+  int od = out->dtype, is_float = od == PROF_F32 || od == PROF_F16 || od == PROF_BF16;
+  int k = (int)kind;
+  if (!is_float && od != PROF_I64)
+    return pr_error(rt, "%s: cuda kernels compute float32, float16, bfloat16 and int64, got %s",
+                    name, dname(od));
+  if (!is_float && (kind == PROF_OP_DIV || kind == PROF_OP_POW))
     return pr_error(rt, "%s: int64 operands need a float operand on cuda", name);
   int nd = out->ndim;
   View av = view_bcast(a, nd, out->shape), bv = view_bcast(b, nd, out->shape);
   int64_t n = pr_numel(out);
   int has_b = b != NULL;
-  if (is_f32) {
-    const float *pa = base_of<float>(a), *pb = has_b ? base_of<float>(b) : NULL;
-    float *o = pr_f32(out), sv = (float)s;
-    pr_launch(n, [=] __device__(int64_t i) {
-      float x = pa[view_off(av, i)];
-      o[i] = has_b ? f32op(k, x, pb[view_off(bv, i)])
-                   : scalar_first ? f32op(k, sv, x) : f32op(k, x, sv);
-    });
+  if (is_float) {
+    if (need_float(rt, name, out, a, b) != 0) return PR_ERR;
+    PR_FLOAT_SWITCH(od, binary_of<T>(k, base_of<T>(a), av, has_b ? base_of<T>(b) : NULL, bv,
+                                     (float)s, scalar_first, base_of<T>(out) + out->offset, n));
   } else {
     const int64_t *pa = base_of<int64_t>(a), *pb = has_b ? base_of<int64_t>(b) : NULL;
     int64_t *o = base_of<int64_t>(out) + out->offset, sv = (int64_t)s;
@@ -254,12 +271,22 @@ extern "C" int pr_cuda_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor 
 */
 extern "C" int pr_cuda_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask,
                                pr_Tensor *out) {
+  if (need_float(rt, "dropout", x, mask, out) != 0) return PR_ERR;
   int64_t n = pr_numel(mask);
+  int d = mask->dtype;
+  size_t es = dsize(d);
   float scale = p < 1.0 ? (float)(1.0 / (1.0 - p)) : 0.0f;
-  float *h = (float *)malloc(sizeof *h * (size_t)(n > 0 ? n : 1));
+  /* a half mask holds the scale rounded to its dtype, so forward and backward use one factor */
+  void *h = malloc(es * (size_t)(n > 0 ? n : 1));
   if (h == NULL) return pr_error(rt, "dropout: out of host memory for a %lld-element mask", (long long)n);
-  for (int64_t i = 0; i < n; i++) h[i] = pr_rand_uniform(rt) < p ? 0.0f : scale;
-  int rc = pr_cuda_from_host(pr_f32(mask), h, sizeof *h * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    float v = pr_rand_uniform(rt) < p ? 0.0f : scale;
+    if (d == PROF_F16) ((__half *)h)[i] = __float2half(v);
+    else if (d == PROF_BF16) ((__nv_bfloat16 *)h)[i] = __float2bfloat16(v);
+    else ((float *)h)[i] = v;
+  }
+  int rc = pr_cuda_from_host((char *)mask->storage->data + es * (size_t)mask->offset, h,
+                             es * (size_t)n);
   free(h);
   if (rc != 0) return pr_cuda_check(rt, "dropout") != 0 ? PR_ERR : pr_error(rt, "dropout: copy failed");
   return pr_cuda_binary(rt, PROF_OP_MUL, x, mask, 0, 0, out);

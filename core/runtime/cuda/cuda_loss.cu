@@ -204,46 +204,66 @@ extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const float *
 
 /* {====================== mse_loss ======================} */
 
-extern "C" int pr_cuda_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
-                           pr_Tensor *d, pr_Tensor *out) {
-  if (need_f32(rt, "mse_loss", x, t) != 0) return PR_ERR;
-  int nd = d->ndim;
-  View xv = view_bcast(x, nd, d->shape), tv = view_bcast(t, nd, d->shape);
-  /* broadcast dims of size 1 in x or t read with stride 0, as cpu_loss.c's views */
-  const float *xp = base_of<float>(x), *tp = base_of<float>(t);
-  float *dp = pr_f32(d), *o = pr_f32(out);
-  int64_t n = pr_numel(d);
+/* T: float, __half or __nv_bfloat16 for x, t, d and out; the squares sum in double. */
+template <class T>
+static int mse_of(pr_Runtime *rt, const T *xp, View xv, const T *tp, View tv, T *dp, T *o,
+                  int64_t n, int reduction) {
   double *sum = NULL;
   if (reduction != PROF_REDUCE_NONE && (sum = (double *)pr_cuda_alloc(sizeof *sum)) == NULL)
     return pr_error(rt, "mse_loss: out of device memory");
   int none = reduction == PROF_REDUCE_NONE;
   pr_launch(n, [=] __device__(int64_t i) {
-    double v = (double)xp[view_off(xv, i)] - tp[view_off(tv, i)];
-    dp[i] = (float)v;
-    if (none) o[i] = (float)(v * v);
+    double v = (double)f_of(xp[view_off(xv, i)]) - f_of(tp[view_off(tv, i)]);
+    dp[i] = of_f<T>((float)v);
+    if (none) o[i] = of_f<T>((float)(v * v));
     else atomicAdd(sum, v * v);
   });
   if (!none) {
     int mean = reduction == PROF_REDUCE_MEAN;
-    pr_launch(1, [=] __device__(int64_t) { o[0] = (float)(mean ? *sum / (double)n : *sum); });
+    pr_launch(1, [=] __device__(int64_t) {
+      o[0] = of_f<T>((float)(mean ? *sum / (double)n : *sum));
+    });
   }
   int rc = pr_cuda_check(rt, "mse_loss");
   if (sum != NULL) pr_cuda_free(sum, sizeof *sum);
   return rc;
 }
 
+extern "C" int pr_cuda_mse(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,
+                           pr_Tensor *d, pr_Tensor *out) {
+  if (need_float(rt, "mse_loss", x, t, d) != 0 || need_float(rt, "mse_loss", x, out) != 0)
+    return PR_ERR;
+  int nd = d->ndim;
+  /* broadcast dims of size 1 in x or t read with stride 0, as cpu_loss.c's views */
+  View xv = view_bcast(x, nd, d->shape), tv = view_bcast(t, nd, d->shape);
+  int rc = PR_ERR;
+  PR_FLOAT_SWITCH(x->dtype, rc = mse_of<T>(rt, base_of<T>(x), xv, base_of<T>(t), tv,
+                                           base_of<T>(d) + d->offset,
+                                           base_of<T>(out) + out->offset, pr_numel(d), reduction));
+  return rc;
+}
+
+template <class T>
+static void mse_grad_of(const T *dp, const T *gp, View gv, T *o, T *np, int64_t n, double scale,
+                        int none) {
+  pr_launch(n, [=] __device__(int64_t i) {
+    float v = (float)(scale * f_of(dp[i]) * f_of(gp[view_off(gv, none ? i : 0)]));
+    o[i] = of_f<T>(v);
+    if (np) np[i] = of_f<T>(-v);
+  });
+}
+
 extern "C" int pr_cuda_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g,
                                     int reduction, pr_Tensor *gd, pr_Tensor *neg) {
-  const float *dp = pr_f32(d), *gp = base_of<float>(g);
-  View gv = view_of(g);
-  float *o = pr_f32(gd), *np = neg ? pr_f32(neg) : NULL;
+  if (need_float(rt, "mse_loss backward", d, g, gd) != 0 ||
+      need_float(rt, "mse_loss backward", d, neg) != 0)
+    return PR_ERR;
   int64_t n = pr_numel(d);
   double scale = reduction == PROF_REDUCE_MEAN ? 2.0 / (double)n : 2.0;
   int none = reduction == PROF_REDUCE_NONE;
-  pr_launch(n, [=] __device__(int64_t i) {
-    float v = (float)(scale * dp[i] * gp[view_off(gv, none ? i : 0)]);
-    o[i] = v;
-    if (np) np[i] = -v;
-  });
+  PR_FLOAT_SWITCH(d->dtype, mse_grad_of<T>(base_of<T>(d) + d->offset, base_of<T>(g), view_of(g),
+                                           base_of<T>(gd) + gd->offset,
+                                           neg ? base_of<T>(neg) + neg->offset : NULL, n, scale,
+                                           none));
   return pr_cuda_check(rt, "mse_loss backward");
 }

@@ -1,5 +1,6 @@
 /* cuda_reduce.cu — sum, mean, amax and var over any dims on the device, and their gradients
-   (cpu_reduce.c's definitions: sums in double, two passes for the variance). */
+   (cpu_reduce.c's definitions: sums in double, two passes for the variance; float32, float16 and
+   bfloat16 elements, each read as float and the result rounded once). */
 #include <math.h>
 
 #include "cuda_util.cuh"
@@ -31,7 +32,8 @@ static Split split(const pr_Tensor *x, const int *reduced) {
 }
 
 /* One block per cell (grid-strided over cells). */
-__global__ void reduce_cells(int kind, const float *x, Split s, double correction, float *o) {
+template <class T>
+__global__ void reduce_cells(int kind, const T *x, Split s, double correction, T *o) {
   __shared__ double sd[32];
   __shared__ float sf[32];
   __shared__ double mean;
@@ -40,13 +42,13 @@ __global__ void reduce_cells(int kind, const float *x, Split s, double correctio
     if (kind == PROF_OP_AMAX) {
       float m = -INFINITY;
       for (int64_t j = threadIdx.x; j < s.count; j += blockDim.x)
-        m = nan_max(m, x[base + view_off(s.red, j)]);
+        m = nan_max(m, f_of(x[base + view_off(s.red, j)]));
       m = block_max(m, sf);
-      if (threadIdx.x == 0) o[c] = m;
+      if (threadIdx.x == 0) o[c] = of_f<T>(m);
       continue;
     }
     double acc = 0;
-    for (int64_t j = threadIdx.x; j < s.count; j += blockDim.x) acc += x[base + view_off(s.red, j)];
+    for (int64_t j = threadIdx.x; j < s.count; j += blockDim.x) acc += f_of(x[base + view_off(s.red, j)]);
     acc = block_sum(acc, sd);
     if (threadIdx.x == 0) mean = kind == PROF_OP_SUM ? acc : acc / (double)s.count;
     __syncthreads();
@@ -54,14 +56,14 @@ __global__ void reduce_cells(int kind, const float *x, Split s, double correctio
     if (kind == PROF_OP_VAR) {
       double sq = 0;
       for (int64_t j = threadIdx.x; j < s.count; j += blockDim.x) {
-        double v = x[base + view_off(s.red, j)] - mu;
+        double v = f_of(x[base + view_off(s.red, j)]) - mu;
         sq += v * v;
       }
       sq = block_sum(sq, sd);
       double dof = (double)s.count - correction;
-      if (threadIdx.x == 0) o[c] = dof > 0 ? (float)(sq / dof) : NAN;
+      if (threadIdx.x == 0) o[c] = of_f<T>(dof > 0 ? (float)(sq / dof) : NAN);
     } else if (threadIdx.x == 0) {
-      o[c] = (float)mu;
+      o[c] = of_f<T>((float)mu);
     }
     __syncthreads();
   }
@@ -70,14 +72,15 @@ __global__ void reduce_cells(int kind, const float *x, Split s, double correctio
 extern "C" int pr_cuda_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
                               const int *reduced, double correction, pr_Tensor *out) {
   const char *name = prof_op_kind_name(kind);
-  if (need_f32(rt, name, x, out) != 0) return PR_ERR;
+  if (need_float(rt, name, x, out) != 0) return PR_ERR;
   if (kind != PROF_OP_SUM && kind != PROF_OP_MEAN && kind != PROF_OP_AMAX && kind != PROF_OP_VAR)
     return pr_cuda_refuse(rt, name, "not a reduction kind");
   Split s = split(x, reduced);
   if (s.cells > 0) {
     unsigned blocks = (unsigned)(s.cells > 65536 ? 65536 : s.cells);
-    reduce_cells<<<blocks, PR_THREADS, 0, PR_STREAM>>>((int)kind, base_of<float>(x), s, correction,
-                                                       pr_f32(out));
+    PR_FLOAT_SWITCH(x->dtype, reduce_cells<T><<<blocks, PR_THREADS, 0, PR_STREAM>>>(
+                                  (int)kind, base_of<T>(x), s, correction,
+                                  base_of<T>(out) + out->offset));
   }
   return pr_cuda_check(rt, name);
 }
@@ -96,32 +99,21 @@ typedef struct OStride {
   int64_t s[PR_MAX_DIMS];
 } OStride;
 
-extern "C" int pr_cuda_reduce_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
-                                       const pr_Tensor *stat, const int *reduced, double dof,
-                                       pr_Tensor *e) {
-  const char *name = prof_op_kind_name(kind);
-  if (need_f32(rt, name, x, stat, e) != 0) return PR_ERR;
-  OStride os;
-  int64_t st = 1;
-  for (int d = x->ndim - 1; d >= 0; d--) {
-    os.s[d] = reduced[d] ? 0 : st;
-    if (!reduced[d]) st *= x->shape[d];
-  }
-  View xv = view_of(x);
-  const float *xp = base_of<float>(x), *sv = pr_f32(stat);
-  float *ge = pr_f32(e);
-  int64_t n = pr_numel(x), cells = pr_numel(stat);
-  if (kind == PROF_OP_AMAX) {
+/* e holds the gradient broadcast over x; scaled in place by amax's tie share or var's factor. */
+template <class T>
+static int reduce_grad_of(pr_Runtime *rt, const char *name, int is_amax, const T *xp, View xv,
+                          OStride os, const T *sv, int64_t cells, double dof, T *ge, int64_t n) {
+  if (is_amax) {
     /* ties share the gradient evenly: count them per cell first */
     float *ties = (float *)pr_cuda_alloc(sizeof(float) * (size_t)(cells > 0 ? cells : 1));
     if (ties == NULL) return pr_error(rt, "%s backward: out of device memory", name);
     pr_launch(n, [=] __device__(int64_t i) {
       int64_t c = cell_of(xv, os.s, i);
-      if (xp[view_off(xv, i)] == sv[c]) atomicAdd(&ties[c], 1.0f);
+      if (f_of(xp[view_off(xv, i)]) == f_of(sv[c])) atomicAdd(&ties[c], 1.0f);
     });
     pr_launch(n, [=] __device__(int64_t i) {
       int64_t c = cell_of(xv, os.s, i);
-      ge[i] = xp[view_off(xv, i)] == sv[c] ? (float)(ge[i] / ties[c]) : 0.0f;
+      ge[i] = of_f<T>(f_of(xp[view_off(xv, i)]) == f_of(sv[c]) ? f_of(ge[i]) / ties[c] : 0.0f);
     });
     int rc = pr_cuda_check(rt, name);
     pr_cuda_free(ties, sizeof(float) * (size_t)(cells > 0 ? cells : 1));
@@ -129,7 +121,26 @@ extern "C" int pr_cuda_reduce_backward(pr_Runtime *rt, prof_OpKind kind, const p
   }
   pr_launch(n, [=] __device__(int64_t i) {
     int64_t c = cell_of(xv, os.s, i);
-    ge[i] = (float)(ge[i] * 2.0 * (xp[view_off(xv, i)] - sv[c]) / dof);
+    ge[i] = of_f<T>((float)(f_of(ge[i]) * 2.0 * (f_of(xp[view_off(xv, i)]) - f_of(sv[c])) / dof));
   });
   return pr_cuda_check(rt, name);
+}
+
+extern "C" int pr_cuda_reduce_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
+                                       const pr_Tensor *stat, const int *reduced, double dof,
+                                       pr_Tensor *e) {
+  const char *name = prof_op_kind_name(kind);
+  if (need_float(rt, name, x, stat, e) != 0) return PR_ERR;
+  OStride os;
+  int64_t st = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    os.s[d] = reduced[d] ? 0 : st;
+    if (!reduced[d]) st *= x->shape[d];
+  }
+  int rc = PR_ERR;
+  PR_FLOAT_SWITCH(x->dtype, rc = reduce_grad_of<T>(rt, name, kind == PROF_OP_AMAX, base_of<T>(x),
+                                                   view_of(x), os, base_of<T>(stat) + stat->offset,
+                                                   pr_numel(stat), dof,
+                                                   base_of<T>(e) + e->offset, pr_numel(x)));
+  return rc;
 }

@@ -149,4 +149,52 @@ static inline int need_f32(pr_Runtime *rt, const char *op, const pr_Tensor *a,
   return 0;
 }
 
+/* {====================== half precision ======================}
+** float16 and bfloat16 kernels load each element as float, compute in float and round once on the
+** store (round-to-nearest-even, cuda_fp16.h's and cuda_bf16.h's conversions): the formulas stay
+** the float32 ones, and a half result differs from float32's by that one rounding. */
+
+template <class T> __device__ __forceinline__ float f_of(T v) { return (float)v; }
+template <> __device__ __forceinline__ float f_of<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float f_of<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <class T> __device__ __forceinline__ T of_f(float v) { return (T)v; }
+template <> __device__ __forceinline__ __half of_f<__half>(float v) { return __float2half(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 of_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
+
+/* "<op>: cuda kernels of this op compute float32, float16 and bfloat16, got int64" unless every
+   non-NULL tensor has a's dtype and that is one of the three. */
+static inline int need_float(pr_Runtime *rt, const char *op, const pr_Tensor *a,
+                             const pr_Tensor *b = NULL, const pr_Tensor *c = NULL) {
+  const pr_Tensor *ts[3] = {a, b, c};
+  int d = a->dtype;
+  if (d != PROF_F32 && d != PROF_F16 && d != PROF_BF16)
+    return pr_error(rt, "%s: cuda kernels of this op compute float32, float16 and bfloat16, got %s",
+                    op, dname(d));
+  for (int i = 1; i < 3; i++)
+    if (ts[i] != NULL && ts[i]->dtype != d)
+      return pr_error(rt, "%s: cuda kernels of this op take one dtype, got %s and %s", op,
+                      dname(d), dname(ts[i]->dtype));
+  return 0;
+}
+
+/* The statement after d (it names the type T) with T the storage type of float dtype d, which
+   need_float has checked. Variadic: the statement may hold commas. */
+#define PR_FLOAT_SWITCH(d, ...)                                                                \
+  do {                                                                                          \
+    if ((d) == PROF_F16) {                                                                      \
+      typedef __half T;                                                                         \
+      __VA_ARGS__;                                                                              \
+    } else if ((d) == PROF_BF16) {                                                              \
+      typedef __nv_bfloat16 T;                                                                  \
+      __VA_ARGS__;                                                                              \
+    } else {                                                                                    \
+      typedef float T;                                                                          \
+      __VA_ARGS__;                                                                              \
+    }                                                                                           \
+  } while (0)
+
 #endif
