@@ -49,7 +49,7 @@ void pr_cuda_fail(const char *msg);
 void pr_cuda_note(const char *op);
 
 /* Refuses an op this backend does not compute: PR_ERR, "<op>: not implemented on device 'cuda'
-   (...)". Every table entry has a kernel today; kept for an entry added before its kernel. */
+   (...)". */
 int pr_cuda_refuse(pr_Runtime *rt, const char *op, const char *why);
 
 /* Waits for the calling thread's stream: 0, or PR_ERR with what failed in it. */

@@ -308,7 +308,7 @@ static int dir_back(pr_Runtime *rt, const pr_RnnPlan *p, const Dir *r, int64_t l
         pr_cuda_gemm(rt, "rnn backward", PROF_F32, 1, 0, G, H, rows, 1.0f, dhh, G, 0, r->hs, H,
                      0, 1.0f, gwhh, H, 0, 1) != 0)
       return PR_ERR;
-    if (p->bias) {
+    if (p->bias && G > 0) {
       unsigned blocks = (unsigned)(G < 65536 ? G : 65536);
       col_sums<<<blocks, PR_THREADS, 0, PR_STREAM>>>(dxi, rows, G, gw + (r->bih - w));
       col_sums<<<blocks, PR_THREADS, 0, PR_STREAM>>>(dhh, rows, G, gw + (r->bhh - w));
