@@ -16,14 +16,14 @@ struct Taps {
   double wt[4];
 };
 
-__device__ __forceinline__ double cubic1(double x, double a) {
+static __device__ __forceinline__ double cubic1(double x, double a) {
   return ((a + 2) * x - (a + 3)) * x * x + 1;
 }
-__device__ __forceinline__ double cubic2(double x, double a) {
+static __device__ __forceinline__ double cubic2(double x, double a) {
   return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
 }
 
-__device__ __forceinline__ int64_t clamp_index(int64_t i, int64_t in) {
+static __device__ __forceinline__ int64_t clamp_index(int64_t i, int64_t in) {
   return i < 0 ? 0 : (i >= in ? in - 1 : i);
 }
 
@@ -33,7 +33,7 @@ static int mode_taps(int mode) {
 }
 
 /* fill_axis for one output position o of axis a (taps: mode_taps, or 1 on a padding axis). */
-__device__ Taps axis_taps(const pr_ResampleGeom &g, int a, int taps, int64_t o) {
+static __device__ Taps axis_taps(const pr_ResampleGeom &g, int a, int taps, int64_t o) {
   Taps r;
   r.n = taps;
   int64_t in = g.in[a], out = g.out[a];

@@ -107,7 +107,7 @@ static Cell cell_of(const pr_RnnPlan *p) {
   return c;
 }
 
-__device__ __forceinline__ double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
+static __device__ __forceinline__ double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
 
 /*
 ** cpu_rnn.c's cell_step for every (n, j) of step k (time t) of direction d: xi, hh the two
@@ -268,7 +268,7 @@ static void back_kernel(Cell C, int64_t d, const float *dout, float *dh, float *
 }
 
 /* out[c] += Σ_rows m[r, c] (the bias gradients), one block per column, the sum in double */
-__global__ void col_sums(const float *m, int64_t rows, int64_t cols, float *out) {
+static __global__ void col_sums(const float *m, int64_t rows, int64_t cols, float *out) {
   __shared__ double part[32];
   for (int64_t c = blockIdx.x; c < cols; c += gridDim.x) {
     double s = 0;
