@@ -29,7 +29,7 @@ describe("gpu-check.sh without a GPU", function()
     assert.equal(0, rc, out)
     for _, family in ipairs { "pointwise", "activation", "softmax", "reduce", "linalg", "shape",
                               "conv", "pool", "norm", "embedding", "loss", "attention", "gemm",
-                              "training" } do
+                              "training", "resample", "rnn" } do
       assert.truthy(out:find("|   " .. family .. " (", 1, true), family)
     end
     assert.truthy(out:find("| example alexnet on meta ", 1, true))

@@ -310,31 +310,3 @@ extern "C" int pr_cuda_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_
   pr_tensor_release(gc);
   return rc;
 }
-
-/* {====================== refused families ======================} */
-
-extern "C" int pr_cuda_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,
-                                   pr_Tensor *out) {
-  (void)x, (void)g, (void)out;
-  return pr_cuda_refuse(rt, "interpolate", "no device kernel in this build");
-}
-
-extern "C" int pr_cuda_interpolate_backward(pr_Runtime *rt, const pr_Tensor *gy,
-                                            const pr_ResampleGeom *g, pr_Tensor *gx) {
-  (void)gy, (void)g, (void)gx;
-  return pr_cuda_refuse(rt, "interpolate backward", "no device kernel in this build");
-}
-
-extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first,
-                                   const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0,
-                                   const pr_Tensor *W, pr_Tensor *ws, pr_Tensor *R) {
-  (void)p, (void)batch_first, (void)x, (void)h0, (void)c0, (void)W, (void)ws, (void)R;
-  return pr_cuda_refuse(rt, "rnn/lstm/gru", "no device kernel in this build");
-}
-
-extern "C" int pr_cuda_rnn_backward(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first,
-                                    const pr_Tensor *W, const pr_Tensor *ws, const pr_Tensor *g,
-                                    pr_Tensor *gx, pr_Tensor *gh0, pr_Tensor *gc0, pr_Tensor *gw) {
-  (void)p, (void)batch_first, (void)W, (void)ws, (void)g, (void)gx, (void)gh0, (void)gc0, (void)gw;
-  return pr_cuda_refuse(rt, "rnn/lstm/gru backward", "no device kernel in this build");
-}
