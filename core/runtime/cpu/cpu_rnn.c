@@ -7,55 +7,17 @@
 
 #include "runtime.h"
 #include "cpu.h"
+#include "rnn_layout.h"
 
-/*
-** Layouts. Weights: PyTorch's _flat_weights order, per layer and direction w_ih [G, in],
-** w_hh [G, H], then b_ih [G], b_hh [G] with bias (G = gates·H; in = I for layer 0, D·H after).
-** Workspace: x [T, N, I], each layer's output [T, N, D·H], then per layer and direction the
-** states h [T + 1, N, H] in processing order (h[0] the initial state), c alike for an LSTM, and
-** the activations each step's backward reads [T, N, A] (GRU r, z, n and W_hn·h + b_hn; LSTM
-** i, f, g, o), and with dropout the masks of layers 0 … L − 2 [T, N, D·H]. A layer's output is
-** kept already dropped: it is only read as the next layer's input (forward and weight gradient),
-** while h_n comes from the states, which PyTorch leaves undropped too. Everything is time-major;
-** the caller converts batch-first tensors.
-*/
-
-static int64_t gates(const pr_RnnPlan *p) { return p->cell == 0 ? 1 : p->cell == 1 ? 3 : 4; }
-static int64_t in_size(const pr_RnnPlan *p, int64_t l) { return l == 0 ? p->In : p->D * p->H; }
-int64_t pr_rnn_gates(const pr_RnnPlan *p) { return gates(p); }
-int64_t pr_rnn_in_size(const pr_RnnPlan *p, int64_t l) { return in_size(p, l); }
-static int64_t acts(const pr_RnnPlan *p) { return p->cell == 0 ? 0 : 4 * p->H; }
-
-static int64_t block_size(const pr_RnnPlan *p, int64_t l) {
-  int64_t G = gates(p) * p->H;
-  return G * in_size(p, l) + G * p->H + (p->bias ? 2 * G : 0);
-}
-
-static int64_t weight_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
-  int64_t off = 0;
-  for (int64_t k = 0; k < l; k++) off += p->D * block_size(p, k);
-  return off + d * block_size(p, l);
-}
-
-int64_t pr_rnn_weights_size(const pr_RnnPlan *p) { return weight_offset(p, p->L, 0); }
-
-static int64_t state_size(const pr_RnnPlan *p) {
-  int64_t hs = (p->T + 1) * p->N * p->H;
-  return hs * (p->cell == 2 ? 2 : 1) + p->T * p->N * acts(p);
-}
-
-static int64_t out_offset(const pr_RnnPlan *p, int64_t l) {
-  return p->T * p->N * p->In + l * p->T * p->N * p->D * p->H;
-}
-
-static int64_t state_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
-  return out_offset(p, p->L) + (l * p->D + d) * state_size(p);
-}
+/* The layouts of weights and workspace: rnn_layout.h. */
+int64_t pr_rnn_gates(const pr_RnnPlan *p) { return pr_rnnl_gates(p); }
+int64_t pr_rnn_in_size(const pr_RnnPlan *p, int64_t l) { return pr_rnnl_in_size(p, l); }
+int64_t pr_rnn_weights_size(const pr_RnnPlan *p) { return pr_rnnl_weight_offset(p, p->L, 0); }
 
 static int dropped(const pr_RnnPlan *p) { return p->dropout > 0 && p->L > 1; }
 
 static int64_t mask_offset(const pr_RnnPlan *p, int64_t l) {
-  return state_offset(p, p->L, 0) + l * p->T * p->N * p->D * p->H;
+  return pr_rnnl_state_offset(p, p->L, 0) + l * p->T * p->N * p->D * p->H;
 }
 
 int64_t pr_rnn_masks_offset(const pr_RnnPlan *p) { return dropped(p) ? mask_offset(p, 0) : -1; }
@@ -67,28 +29,6 @@ int64_t pr_rnn_workspace_size(const pr_RnnPlan *p) {
 /* out[i] *= m[i]: a layer's output or its gradient through the layer's dropout mask. */
 static void apply_mask(float *out, const float *m, int64_t n) {
   for (int64_t i = 0; i < n; i++) out[i] *= m[i];
-}
-
-/* The views of one layer and direction into the weights and the workspace. */
-typedef struct Dir {
-  const float *wih, *whh, *bih, *bhh;
-  float *hs, *cs, *act;        /* cs NULL but for an LSTM */
-  int64_t in, G;
-} Dir;
-
-static Dir dir_of(const pr_RnnPlan *p, const float *w, float *ws, int64_t l, int64_t d) {
-  Dir r;
-  r.in = in_size(p, l);
-  r.G = gates(p) * p->H;
-  r.wih = w + weight_offset(p, l, d);
-  r.whh = r.wih + r.G * r.in;
-  r.bih = p->bias ? r.whh + r.G * p->H : NULL;
-  r.bhh = p->bias ? r.bih + r.G : NULL;
-  r.hs = ws + state_offset(p, l, d);
-  int64_t hsz = (p->T + 1) * p->N * p->H;
-  r.cs = p->cell == 2 ? r.hs + hsz : NULL;
-  r.act = r.hs + hsz * (p->cell == 2 ? 2 : 1);
-  return r;
 }
 
 static double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
@@ -134,16 +74,16 @@ static void cell_step(const pr_RnnPlan *p, const float *xi, const float *hh, con
 
 int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, const float *c0,
                        const float *w, float *ws, float *hn, float *cn) {
-  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  int64_t T = p->T, N = p->N, H = p->H, G = pr_rnnl_gates(p) * H, DH = p->D * H;
   float *xi = malloc(sizeof(float) * (size_t)(T * N * G + N * G + 1));
   if (xi == NULL) return PR_ERR;
   float *hh = xi + T * N * G;
   memcpy(ws, x, sizeof(float) * (size_t)(T * N * p->In));
   for (int64_t l = 0; l < p->L; l++) {
-    const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
-    float *out = ws + out_offset(p, l);
+    const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
+    float *out = ws + pr_rnnl_out_offset(p, l);
     for (int64_t d = 0; d < p->D; d++) {
-      Dir r = dir_of(p, w, ws, l, d);
+      pr_RnnDir r = pr_rnnl_dir(p, w, ws, l, d);
       int64_t s0 = (l * p->D + d) * N * H;
       project(in, T * N, r.in, r.wih, r.bih, G, xi);
       for (int64_t i = 0; i < N * H; i++) {
@@ -157,7 +97,7 @@ int pr_cpu_rnn_forward(const pr_RnnPlan *p, const float *x, const float *h0, con
         for (int64_t n = 0; n < N; n++) {
           float *h = r.hs + (k + 1) * N * H + n * H;
           cell_step(p, xi + (t * N + n) * G, hh + n * G, hp + n * H, cp ? cp + n * H : NULL, h,
-                    r.cs ? r.cs + (k + 1) * N * H + n * H : NULL, r.act + (k * N + n) * acts(p));
+                    r.cs ? r.cs + (k + 1) * N * H + n * H : NULL, r.act + (k * N + n) * pr_rnnl_acts(p));
           memcpy(out + (t * N + n) * DH + d * H, h, sizeof(float) * (size_t)H);
         }
       }
@@ -215,7 +155,7 @@ static void col_sums(const float *m, int64_t rows, int64_t cols, float *out) {
 }
 
 /* One layer and direction backwards over time; dout: the gradient of the layer's output. */
-static void dir_back(const pr_RnnPlan *p, const Dir *r, int64_t l, int64_t d, const float *in,
+static void dir_back(const pr_RnnPlan *p, const pr_RnnDir *r, int64_t l, int64_t d, const float *in,
                      const float *dout, const float *ghn, const float *gcn, float *din,
                      float *gh0, float *gc0, float *gw, const float *w, float *buf) {
   int64_t T = p->T, N = p->N, H = p->H, G = r->G, DH = p->D * H, s0 = (l * p->D + d) * N * H;
@@ -232,7 +172,7 @@ static void dir_back(const pr_RnnPlan *p, const Dir *r, int64_t l, int64_t d, co
       for (int64_t j = 0; j < H; j++) dh[o + j] += dout[(t * N + n) * DH + d * H + j];
       cell_back(p, dh + o, dc + o, r->hs + k * N * H + o, r->hs + (k + 1) * N * H + o,
                 r->cs ? r->cs + k * N * H + o : NULL, r->cs ? r->cs + (k + 1) * N * H + o : NULL,
-                r->act + (k * N + n) * acts(p), dxi + (t * N + n) * G, dhh + (k * N + n) * G,
+                r->act + (k * N + n) * pr_rnnl_acts(p), dxi + (t * N + n) * G, dhh + (k * N + n) * G,
                 dhp + o);
     }
     /* dh_prev = dhh · W_hh + the direct part */
@@ -264,7 +204,7 @@ static void dir_back(const pr_RnnPlan *p, const Dir *r, int64_t l, int64_t d, co
 int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, const float *gout,
                         const float *ghn, const float *gcn, float *gx, float *gh0, float *gc0,
                         float *gw) {
-  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  int64_t T = p->T, N = p->N, H = p->H, G = pr_rnnl_gates(p) * H, DH = p->D * H;
   int64_t wide = p->In > DH ? p->In : DH, lay = T * N * wide;
   /* two layer gradients (this layer's output, its input), then dxi, dhh, dh, dc, dhp */
   size_t n = (size_t)(2 * lay + 2 * T * N * G + 3 * N * H + 1);
@@ -275,11 +215,11 @@ int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, co
   if (gw != NULL) memset(gw, 0, sizeof(float) * (size_t)pr_rnn_weights_size(p));
   float *wsm = (float *)ws;   /* read only: the states and activations */
   for (int64_t l = p->L - 1; l >= 0; l--) {
-    const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
+    const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
     int want_in = l > 0 || gx != NULL;
     memset(din, 0, sizeof(float) * (size_t)lay);
     for (int64_t d = 0; d < p->D; d++) {
-      Dir r = dir_of(p, w, wsm, l, d);
+      pr_RnnDir r = pr_rnnl_dir(p, w, wsm, l, d);
       dir_back(p, &r, l, d, in, dout, ghn, gcn, want_in ? din : NULL, gh0, gc0, gw, w, buf);
     }
     /* din is the gradient of the dropped input: through the mask to the layer below's output */
@@ -294,7 +234,7 @@ int pr_cpu_rnn_backward(const pr_RnnPlan *p, const float *w, const float *ws, co
 }
 
 const float *pr_rnn_output(const pr_RnnPlan *p, const float *ws) {
-  return ws + out_offset(p, p->L - 1);
+  return ws + pr_rnnl_out_offset(p, p->L - 1);
 }
 
 /* {====================== the recurrent ops' kernels on tensors ======================} */

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 
 #include "cuda_util.cuh"
+#include "rnn_layout.h"
 
 /*
-** The weights and the workspace have cpu_rnn.c's layouts (its header comment): the workspace is
+** The weights and the workspace have rnn_layout.h's layouts, as cpu_rnn.c: the workspace is
 ** saved by the op layer for the backward, so both devices read it the same way, and the helpers
 ** of plans.h (pr_rnn_workspace_size, pr_rnn_masks_offset, pr_rnn_output) place it. Per layer and
 ** direction the input projections of all steps are one GEMM, each step's hidden projection one
@@ -13,55 +14,7 @@
 ** one scratch block per call, none per step.
 */
 
-static int64_t gates(const pr_RnnPlan *p) { return p->cell == 0 ? 1 : p->cell == 1 ? 3 : 4; }
-static int64_t in_size(const pr_RnnPlan *p, int64_t l) { return l == 0 ? p->In : p->D * p->H; }
-static int64_t acts(const pr_RnnPlan *p) { return p->cell == 0 ? 0 : 4 * p->H; }
-
-static int64_t block_size(const pr_RnnPlan *p, int64_t l) {
-  int64_t G = gates(p) * p->H;
-  return G * in_size(p, l) + G * p->H + (p->bias ? 2 * G : 0);
-}
-
-static int64_t weight_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
-  int64_t off = 0;
-  for (int64_t k = 0; k < l; k++) off += p->D * block_size(p, k);
-  return off + d * block_size(p, l);
-}
-
-static int64_t state_size(const pr_RnnPlan *p) {
-  int64_t hs = (p->T + 1) * p->N * p->H;
-  return hs * (p->cell == 2 ? 2 : 1) + p->T * p->N * acts(p);
-}
-
-static int64_t out_offset(const pr_RnnPlan *p, int64_t l) {
-  return p->T * p->N * p->In + l * p->T * p->N * p->D * p->H;
-}
-
-static int64_t state_offset(const pr_RnnPlan *p, int64_t l, int64_t d) {
-  return out_offset(p, p->L) + (l * p->D + d) * state_size(p);
-}
-
-/* cpu_rnn.c's Dir: one layer and direction's views into the weights and the workspace. */
-typedef struct Dir {
-  const float *wih, *whh, *bih, *bhh;
-  float *hs, *cs, *act;        /* cs NULL but for an LSTM */
-  int64_t in, G;
-} Dir;
-
-static Dir dir_of(const pr_RnnPlan *p, const float *w, float *ws, int64_t l, int64_t d) {
-  Dir r;
-  r.in = in_size(p, l);
-  r.G = gates(p) * p->H;
-  r.wih = w + weight_offset(p, l, d);
-  r.whh = r.wih + r.G * r.in;
-  r.bih = p->bias ? r.whh + r.G * p->H : NULL;
-  r.bhh = p->bias ? r.bih + r.G : NULL;
-  r.hs = ws + state_offset(p, l, d);
-  int64_t hsz = (p->T + 1) * p->N * p->H;
-  r.cs = p->cell == 2 ? r.hs + hsz : NULL;
-  r.act = r.hs + hsz * (p->cell == 2 ? 2 : 1);
-  return r;
-}
+/* The layouts of weights and workspace: rnn_layout.h, shared with cpu_rnn.c. */
 
 /* [a, b, f] -> [b, a, f]: batch-first and time-major into each other. */
 static void swap_01(const float *src, float *dst, int64_t a, int64_t b, int64_t f) {
@@ -101,8 +54,8 @@ static Cell cell_of(const pr_RnnPlan *p) {
   c.relu = p->relu;
   c.N = p->N;
   c.H = p->H;
-  c.G = gates(p) * p->H;
-  c.A = acts(p);
+  c.G = pr_rnnl_gates(p) * p->H;
+  c.A = pr_rnnl_acts(p);
   c.DH = p->D * p->H;
   return c;
 }
@@ -165,7 +118,7 @@ extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batc
                                    const pr_Tensor *x, const pr_Tensor *h0, const pr_Tensor *c0,
                                    const pr_Tensor *W, pr_Tensor *ws_t, pr_Tensor *R) {
   if (need_f32(rt, "rnn", x, h0, c0) != 0 || need_f32(rt, "rnn", W) != 0) return PR_ERR;
-  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  int64_t T = p->T, N = p->N, H = p->H, G = pr_rnnl_gates(p) * H, DH = p->D * H;
   int64_t nout = T * N * DH, nh = p->L * p->D * N * H;
   size_t sbytes = sizeof(float) * (size_t)(T * N * G + N * G + 1);
   pr_Tensor *xc = pr_contiguous_data(rt, x);
@@ -190,10 +143,10 @@ extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batc
     else pr_cuda_copy(ws, pr_f32(xc), sizeof(float) * (size_t)(T * N * p->In));
     if (pr_cuda_check(rt, "rnn") != 0) goto end;
     for (int64_t l = 0; l < p->L; l++) {
-      const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
-      float *out = ws + out_offset(p, l);
+      const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
+      float *out = ws + pr_rnnl_out_offset(p, l);
       for (int64_t d = 0; d < p->D; d++) {
-        Dir dr = dir_of(p, w, ws, l, d);
+        pr_RnnDir dr = pr_rnnl_dir(p, w, ws, l, d);
         int64_t s0 = (l * p->D + d) * N * H;
         if (project(rt, in, T * N, dr.in, dr.wih, dr.bih, G, xi) != 0) goto end;
         copy_or_zero(dr.hs, h0p ? h0p + s0 : NULL, N * H);
@@ -279,7 +232,7 @@ static __global__ void col_sums(const float *m, int64_t rows, int64_t cols, floa
 }
 
 /* One layer and direction backwards over time (cpu_rnn.c's dir_back); dh, dc [N, H] scratch. */
-static int dir_back(pr_Runtime *rt, const pr_RnnPlan *p, const Dir *r, int64_t l, int64_t d,
+static int dir_back(pr_Runtime *rt, const pr_RnnPlan *p, const pr_RnnDir *r, int64_t l, int64_t d,
                     const float *in, const float *dout, const float *ghn, const float *gcn,
                     float *din, float *gh0, float *gc0, float *gw, const float *w, float *dxi,
                     float *dhh, float *dh, float *dc) {
@@ -326,7 +279,7 @@ extern "C" int pr_cuda_rnn_backward(pr_Runtime *rt, const pr_RnnPlan *p, int bat
                                     pr_Tensor *gx_out, pr_Tensor *gh0_t, pr_Tensor *gc0_t,
                                     pr_Tensor *gw_t) {
   if (need_f32(rt, "rnn backward", W, ws_t, g) != 0) return PR_ERR;
-  int64_t T = p->T, N = p->N, H = p->H, G = gates(p) * H, DH = p->D * H;
+  int64_t T = p->T, N = p->N, H = p->H, G = pr_rnnl_gates(p) * H, DH = p->D * H;
   int64_t nout = T * N * DH, nh = p->L * p->D * N * H;
   int64_t wide = p->In > DH ? p->In : DH, lay = T * N * wide;
   /* two layer gradients (this layer's output, its input), then dxi, dhh, dh, dc */
@@ -352,11 +305,11 @@ extern "C" int pr_cuda_rnn_backward(pr_Runtime *rt, const pr_RnnPlan *p, int bat
   if (gw != NULL) pr_cuda_zero(gw, sizeof(float) * (size_t)pr_rnn_weights_size(p));
   if (pr_cuda_check(rt, "rnn backward") != 0) goto end;
   for (int64_t l = p->L - 1; l >= 0; l--) {
-    const float *in = l == 0 ? ws : ws + out_offset(p, l - 1);
+    const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
     int want_in = l > 0 || gx != NULL;
     pr_cuda_zero(din, sizeof(float) * (size_t)lay);
     for (int64_t d = 0; d < p->D; d++) {
-      Dir r = dir_of(p, w, (float *)ws, l, d);   /* read only: the states and activations */
+      pr_RnnDir r = pr_rnnl_dir(p, w, (float *)ws, l, d);   /* read only: the states and activations */
       if (dir_back(rt, p, &r, l, d, in, dout, ghn, gcn, want_in ? din : NULL, gh0, gc0, gw, w,
                    dxi, dhh, dh, dc) != 0)
         goto end;
