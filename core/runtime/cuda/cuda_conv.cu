@@ -2,6 +2,8 @@
    float32, with cpu_conv.c's and cpu_pool.c's layouts and rules. */
 #include <math.h>
 
+#include <type_traits>
+
 #include "cuda_util.cuh"
 
 static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
@@ -225,23 +227,16 @@ static int is_max(prof_OpKind kind) {
   return kind == PROF_OP_MAX_POOL || kind == PROF_OP_ADAPTIVE_MAX_POOL;
 }
 
-extern "C" int pr_cuda_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
-                            const pr_PoolGeom *g, pr_Tensor *out, pr_Tensor *indices) {
-  const char *name = prof_op_kind_name(kind);
-  if (need_f32(rt, name, x) != 0) return PR_ERR;
-  pr_Tensor *xc = pr_contiguous_data(rt, x);
-  if (xc == NULL) return PR_ERR;
-  pr_PoolGeom G = *g;
-  int k = (int)kind, max = is_max(kind);
-  int64_t isp = prod3(g->in), osp = prod3(g->out);
-  const float *xp = pr_f32(xc);
-  float *yp = pr_f32(out);
-  int64_t *ip = indices != NULL ? base_of<int64_t>(indices) + indices->offset : NULL;
-  pr_launch(g->planes * osp, [=] __device__(int64_t t) {
+/* T: float, __half or __nv_bfloat16; maxima compare in float (a half value converts exactly, so
+   the stored maximum is the input element itself), averages sum in double and round once. */
+template <class T>
+static void pool_of(int k, int max, pr_PoolGeom G, const T *xp, T *yp, int64_t *ip, int64_t n,
+                    int64_t isp, int64_t osp) {
+  pr_launch(n, [=] __device__(int64_t t) {
     int64_t pl = t / osp, o = t % osp;
     int64_t ox = o % G.out[2], oy = (o / G.out[2]) % G.out[1], oz = o / (G.out[2] * G.out[1]);
     Win z = window(k, G, 0, oz), y = window(k, G, 1, oy), wx = window(k, G, 2, ox);
-    const float *xs = xp + pl * isp;
+    const T *xs = xp + pl * isp;
     if (max) {
       /* ties keep the first maximum and a NaN wins, as PyTorch's kernels do */
       float m = -INFINITY;
@@ -250,55 +245,70 @@ extern "C" int pr_cuda_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x
         for (int64_t iy = y.lo; iy < y.hi; iy += y.step)
           for (int64_t ix = wx.lo; ix < wx.hi; ix += wx.step) {
             int64_t i = (iz * G.in[1] + iy) * G.in[2] + ix;
-            float v = xs[i];
+            float v = f_of(xs[i]);
             if (at < 0 || v > m || isnan(v)) {
               m = v;
               at = i;
             }
           }
-      yp[t] = m;
+      yp[t] = of_f<T>(m);
       if (ip != NULL) ip[t] = at;
       return;
     }
     double sum = 0;
     for (int64_t iz = z.lo; iz < z.hi; iz++)
       for (int64_t iy = y.lo; iy < y.hi; iy++)
-        for (int64_t ix = wx.lo; ix < wx.hi; ix++) sum += xs[(iz * G.in[1] + iy) * G.in[2] + ix];
-    int64_t n = (z.hi - z.lo) * (y.hi - y.lo) * (wx.hi - wx.lo);
-    int64_t div = pool_divisor(k, G, z, y, wx, n);
-    yp[t] = n > 0 ? (float)(sum / (double)div) : 0.0f;
+        for (int64_t ix = wx.lo; ix < wx.hi; ix++)
+          sum += f_of(xs[(iz * G.in[1] + iy) * G.in[2] + ix]);
+    int64_t cnt = (z.hi - z.lo) * (y.hi - y.lo) * (wx.hi - wx.lo);
+    int64_t div = pool_divisor(k, G, z, y, wx, cnt);
+    yp[t] = of_f<T>(cnt > 0 ? (float)(sum / (double)div) : 0.0f);
   });
+}
+
+extern "C" int pr_cuda_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x,
+                            const pr_PoolGeom *g, pr_Tensor *out, pr_Tensor *indices) {
+  const char *name = prof_op_kind_name(kind);
+  if (need_float(rt, name, x, out) != 0) return PR_ERR;
+  pr_Tensor *xc = pr_contiguous_data(rt, x);
+  if (xc == NULL) return PR_ERR;
+  int64_t isp = prod3(g->in), osp = prod3(g->out);
+  int64_t *ip = indices != NULL ? base_of<int64_t>(indices) + indices->offset : NULL;
+  PR_FLOAT_SWITCH(x->dtype, pool_of<T>((int)kind, is_max(kind), *g, base_of<T>(xc) + xc->offset,
+                                       base_of<T>(out) + out->offset, ip, g->planes * osp, isp,
+                                       osp));
   int rc = pr_cuda_check(rt, name);
   pr_tensor_release(xc);
   return rc;
 }
 
-extern "C" int pr_cuda_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
-                                     const pr_Tensor *indices, const pr_PoolGeom *g,
-                                     pr_Tensor *gx) {
-  const char *name = prof_op_kind_name(kind);
-  pr_Tensor *gc = pr_contiguous_data(rt, gy);
-  if (gc == NULL) return PR_ERR;
-  pr_PoolGeom G = *g;
-  int k = (int)kind;
-  int64_t isp = prod3(g->in), osp = prod3(g->out);
-  const float *gp = pr_f32(gc);
-  float *xp = pr_f32(gx);
-  cudaMemsetAsync(xp, 0, sizeof(float) * (size_t)(g->planes * isp), PR_STREAM);
-  if (is_max(kind)) {
-    const int64_t *ip = base_of<int64_t>(indices) + indices->offset;
-    pr_launch(g->planes * osp, [=] __device__(int64_t t) {
+/* The gradient adds up by float atomics (windows overlap): straight into a float32 gx, and for a
+   half gx into a float scratch rounded once per element into gx, as embedding's backward does. */
+template <class T>
+static int pool_grad_of(pr_Runtime *rt, const char *name, int k, int max, pr_PoolGeom G,
+                        const T *gp, const int64_t *ip, T *gx, int64_t planes, int64_t isp,
+                        int64_t osp) {
+  size_t bytes = sizeof(float) * (size_t)(planes * isp > 0 ? planes * isp : 1);
+  float *xp = (float *)gx;
+  if constexpr (std::is_same<T, float>::value) {
+    cudaMemsetAsync(xp, 0, sizeof(float) * (size_t)(planes * isp), PR_STREAM);
+  } else {
+    xp = (float *)pr_cuda_alloc(bytes);   /* zero-filled */
+    if (xp == NULL) return pr_error(rt, "%s backward: out of device memory", name);
+  }
+  if (max) {
+    pr_launch(planes * osp, [=] __device__(int64_t t) {
       int64_t at = ip[t];
-      if (at >= 0) atomicAdd(&xp[(t / osp) * isp + at], gp[t]);
+      if (at >= 0) atomicAdd(&xp[(t / osp) * isp + at], f_of(gp[t]));
     });
   } else {
-    pr_launch(g->planes * osp, [=] __device__(int64_t t) {
+    pr_launch(planes * osp, [=] __device__(int64_t t) {
       int64_t pl = t / osp, o = t % osp;
       int64_t ox = o % G.out[2], oy = (o / G.out[2]) % G.out[1], oz = o / (G.out[2] * G.out[1]);
       Win z = window(k, G, 0, oz), y = window(k, G, 1, oy), wx = window(k, G, 2, ox);
       int64_t n = (z.hi - z.lo) * (y.hi - y.lo) * (wx.hi - wx.lo);
       if (n == 0) return;
-      float v = gp[t] / (float)pool_divisor(k, G, z, y, wx, n);
+      float v = f_of(gp[t]) / (float)pool_divisor(k, G, z, y, wx, n);
       float *xs = xp + pl * isp;
       for (int64_t iz = z.lo; iz < z.hi; iz++)
         for (int64_t iy = y.lo; iy < y.hi; iy++)
@@ -306,7 +316,29 @@ extern "C" int pr_cuda_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_
             atomicAdd(&xs[(iz * G.in[1] + iy) * G.in[2] + ix], v);
     });
   }
-  int rc = pr_cuda_check(rt, name);
+  if constexpr (!std::is_same<T, float>::value) {
+    pr_launch(planes * isp, [=] __device__(int64_t i) { gx[i] = of_f<T>(xp[i]); });
+    int rc = pr_cuda_check(rt, name);
+    pr_cuda_free(xp, bytes);
+    return rc;
+  }
+  return pr_cuda_check(rt, name);
+}
+
+extern "C" int pr_cuda_pool_backward(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *gy,
+                                     const pr_Tensor *indices, const pr_PoolGeom *g,
+                                     pr_Tensor *gx) {
+  const char *name = prof_op_kind_name(kind);
+  if (need_float(rt, name, gy, gx) != 0) return PR_ERR;
+  pr_Tensor *gc = pr_contiguous_data(rt, gy);
+  if (gc == NULL) return PR_ERR;
+  int64_t isp = prod3(g->in), osp = prod3(g->out);
+  const int64_t *ip = is_max(kind) ? base_of<int64_t>(indices) + indices->offset : NULL;
+  int rc = PR_ERR;
+  PR_FLOAT_SWITCH(gy->dtype, rc = pool_grad_of<T>(rt, name, (int)kind, is_max(kind), *g,
+                                                  base_of<T>(gc) + gc->offset, ip,
+                                                  base_of<T>(gx) + gx->offset, g->planes, isp,
+                                                  osp));
   pr_tensor_release(gc);
   return rc;
 }
