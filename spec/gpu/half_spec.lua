@@ -1,7 +1,7 @@
 -- half_spec.lua — the device's float16/bfloat16 kernels (pointwise, activations, softmax,
--- reductions, norms, embedding, mse_loss, pooling) against the cpu computing float32 on the same
--- inputs rounded to the half dtype, forward and backward, and to() converting across devices in
--- one call.
+-- reductions, norms, embedding, mse_loss, convolutions, pooling) against the cpu computing float32
+-- on the same inputs rounded to the half dtype, forward and backward, and to() converting across
+-- devices in one call.
 local T = require "prof.tensor"
 local core = require "prof.core"
 local cmp = require "spec.gpu.compare"
@@ -105,12 +105,28 @@ local CASES = {
     function(x) return F.mse_loss(x[1], x[2], { reduction = "none" }) end },
   { "embedding", { { shape = { 4, 6 }, index = 10 }, g { 10, 16 } },
     function(x) return F.embedding(x[1], x[2]) end },
+  { "conv2d", { g { 2, 3, 9, 9 }, g { 8, 3, 3, 3 }, g { 8 } },
+    function(x) return F.conv2d(x[1], x[2], x[3], { padding = 1 }) end },
+  { "conv2d groups stride dilation", { g { 2, 6, 11, 11 }, g { 9, 2, 3, 3 } },
+    function(x)
+      return F.conv2d(x[1], x[2], nil, { groups = 3, stride = 2, dilation = 2, padding = 2 })
+    end },
+  { "conv2d 1x1", { g { 2, 5, 4, 4 }, g { 7, 5, 1, 1 }, g { 7 } },
+    function(x) return F.conv2d(x[1], x[2], x[3]) end },
+  { "conv1d", { g { 2, 3, 20 }, g { 4, 3, 5 }, g { 4 } },
+    function(x) return F.conv1d(x[1], x[2], x[3], { stride = 3 }) end },
+  { "conv_transpose2d", { g { 2, 4, 5, 5 }, g { 4, 3, 3, 3 }, g { 3 } },
+    function(x) return F.conv_transpose2d(x[1], x[2], x[3], { stride = 2, padding = 1 }) end },
+  { "conv_transpose2d 1x1", { g { 2, 4, 5, 5 }, g { 4, 3, 1, 1 }, g { 3 } },
+    function(x) return F.conv_transpose2d(x[1], x[2], x[3]) end },
   { "max_pool2d padded", { g { 2, 3, 8, 8 } },
     function(x) return F.max_pool2d(x[1], 3, { stride = 2, padding = 1 }) end },
   { "avg_pool2d padded", { g { 2, 3, 7, 7 } },
     function(x) return F.avg_pool2d(x[1], 3, { stride = 2, padding = 1 }) end },
-  { "adaptive_avg_pool2d", { g { 2, 4, 13, 13 } }, function(x) return F.adaptive_avg_pool2d(x[1], { 6, 6 }) end },
-  { "adaptive_max_pool1d", { g { 2, 3, 17 } }, function(x) return F.adaptive_max_pool1d(x[1], 5) end },
+  { "adaptive_avg_pool2d", { g { 2, 4, 13, 13 } },
+    function(x) return F.adaptive_avg_pool2d(x[1], { 6, 6 }) end },
+  { "adaptive_max_pool1d", { g { 2, 3, 17 } },
+    function(x) return F.adaptive_max_pool1d(x[1], 5) end },
 }
 
 describe("cuda float16 and bfloat16 kernels against the cpu's float32 #gpu", function()
