@@ -119,11 +119,12 @@ int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, 
    expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;
    dropout_p > 0 writes the dropped and rescaled probabilities into A (cpu_attn.c). */
 void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
-                         double dropout_p, float *A);
+                         double dropout_p, pr_Tensor *A);
 /* The scores' gradient gS [rows, S] from the probabilities P, the dropped A (NULL: no dropout)
-   and their gradient gA. */
-void pr_cpu_attn_softmax_backward(const float *P, const float *A, const float *gA, int64_t rows,
-                                  int64_t S, double dropout_p, double scale, float *gS);
+   and their gradient gA (all contiguous, of one dtype). */
+void pr_cpu_attn_softmax_backward(const pr_Tensor *P, const pr_Tensor *A, const pr_Tensor *gA,
+                                  int64_t rows, int64_t S, double dropout_p, double scale,
+                                  pr_Tensor *gS);
 
 /* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
    [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). With dropout the masks

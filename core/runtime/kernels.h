@@ -98,10 +98,10 @@
   X(int, mse_backward, (pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,  \
                         pr_Tensor *gd, pr_Tensor *neg), (rt, d, g, reduction, gd, neg))          \
   X(void, attn_softmax, (pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,  \
-                         double dropout_p, float *A), (rt, scores, mask, causal, dropout_p, A))  \
-  X(void, attn_softmax_backward, (const float *P, const float *A, const float *gA,              \
+                         double dropout_p, pr_Tensor *A), (rt, scores, mask, causal, dropout_p, A)) \
+  X(void, attn_softmax_backward, (const pr_Tensor *P, const pr_Tensor *A, const pr_Tensor *gA,  \
                                   int64_t rows, int64_t S, double dropout_p, double scale,       \
-                                  float *gS), (P, A, gA, rows, S, dropout_p, scale, gS))         \
+                                  pr_Tensor *gS), (P, A, gA, rows, S, dropout_p, scale, gS))     \
   X(void, sgd, (float *p, const float *grad, float *buf, int64_t n, int fresh,                 \
                  const pr_SgdArgs *a), (p, grad, buf, n, fresh, a))                              \
   X(void, adam, (float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,       \

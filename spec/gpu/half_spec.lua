@@ -1,7 +1,7 @@
 -- half_spec.lua — the device's float16/bfloat16 kernels (pointwise, activations, softmax,
--- reductions, norms, embedding, mse_loss, convolutions, pooling) against the cpu computing float32
--- on the same inputs rounded to the half dtype, forward and backward, and to() converting across
--- devices in one call.
+-- reductions, norms, embedding, mse_loss, attention, convolutions, pooling) against the cpu
+-- computing float32 on the same inputs rounded to the half dtype, forward and backward, and to()
+-- converting across devices in one call.
 local T = require "prof.tensor"
 local core = require "prof.core"
 local cmp = require "spec.gpu.compare"
@@ -105,6 +105,19 @@ local CASES = {
     function(x) return F.mse_loss(x[1], x[2], { reduction = "none" }) end },
   { "embedding", { { shape = { 4, 6 }, index = 10 }, g { 10, 16 } },
     function(x) return F.embedding(x[1], x[2]) end },
+  { "sdpa", { g { 2, 3, 10, 16 }, g { 2, 3, 12, 16 }, g { 2, 3, 12, 8 } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3]) end },
+  { "sdpa causal", { g { 2, 2, 9, 8 }, g { 2, 2, 9, 8 }, g { 2, 2, 9, 8 } },
+    function(x)
+      return F.scaled_dot_product_attention(x[1], x[2], x[3], { is_causal = true })
+    end },
+  { "sdpa bool mask",
+    { g { 1, 2, 6, 8 }, g { 1, 2, 7, 8 }, g { 1, 2, 7, 4 }, { shape = { 6, 7 }, bool = true } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3], { attn_mask = x[4] }) end },
+  -- an additive mask in the query's dtype
+  { "sdpa additive mask",
+    { g { 2, 2, 5, 8 }, g { 2, 2, 6, 8 }, g { 2, 2, 6, 4 }, { shape = { 5, 6 } } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3], { attn_mask = x[4] }) end },
   { "conv2d", { g { 2, 3, 9, 9 }, g { 8, 3, 3, 3 }, g { 8 } },
     function(x) return F.conv2d(x[1], x[2], x[3], { padding = 1 }) end },
   { "conv2d groups stride dilation", { g { 2, 6, 11, 11 }, g { 9, 2, 3, 3 } },
