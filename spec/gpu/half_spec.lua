@@ -1,7 +1,7 @@
 -- half_spec.lua — the device's float16/bfloat16 kernels (pointwise, activations, softmax,
--- reductions, norms, embedding, mse_loss, attention, convolutions, pooling) against the cpu
--- computing float32 on the same inputs rounded to the half dtype, forward and backward, and to()
--- converting across devices in one call.
+-- reductions, norms, embedding, mse_loss, cross_entropy, nll_loss, attention, convolutions,
+-- pooling) against the cpu computing float32 on the same inputs rounded to the half dtype, forward
+-- and backward, and to() converting across devices in one call.
 local T = require "prof.tensor"
 local core = require "prof.core"
 local cmp = require "spec.gpu.compare"
@@ -103,6 +103,20 @@ local CASES = {
   { "mse_loss broadcast", { g { 5, 8 }, g { 8 } }, function(x) return F.mse_loss(x[1], x[2]) end },
   { "mse_loss none", { g { 5, 8 }, g { 5, 8 } },
     function(x) return F.mse_loss(x[1], x[2], { reduction = "none" }) end },
+  { "cross_entropy mean", { g { 16, 10 }, { shape = { 16 }, index = 10 } },
+    function(x) return F.cross_entropy(x[1], x[2]) end },
+  { "cross_entropy smoothing weight ignore",
+    { g { 12, 7 }, { shape = { 7 }, positive = true }, { shape = { 12 }, index = 7 } },
+    function(x)
+      return F.cross_entropy(x[1], x[3], { weight = x[2], label_smoothing = 0.1, ignore_index = 2 })
+    end },
+  { "cross_entropy spatial none", { g { 2, 5, 3, 3 }, { shape = { 2, 3, 3 }, index = 5 } },
+    function(x) return F.cross_entropy(x[1], x[2], { reduction = "none" }) end },
+  -- probability targets take a gradient too
+  { "cross_entropy probabilities", { g { 6, 4 }, g { 6, 4 } },
+    function(x) return F.cross_entropy(x[1], F.softmax(x[2], -1), { reduction = "sum" }) end },
+  { "nll_loss", { g { 9, 6 }, { shape = { 9 }, index = 6 } },
+    function(x) return F.nll_loss(F.log_softmax(x[1], 1), x[2]) end },
   { "embedding", { { shape = { 4, 6 }, index = 10 }, g { 10, 16 } },
     function(x) return F.embedding(x[1], x[2]) end },
   { "sdpa", { g { 2, 3, 10, 16 }, g { 2, 3, 12, 16 }, g { 2, 3, 12, 8 } },
