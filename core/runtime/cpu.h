@@ -97,15 +97,16 @@ int pr_cpu_embedding_grad(pr_Runtime *rt, const pr_Tensor *idx, const pr_Tensor 
 /* PR_ERR naming the first class-index target outside [0, classes) that is not ignore. */
 int pr_cpu_class_targets_check(pr_Runtime *rt, const char *name, const pr_Tensor *t,
                                int64_t classes, int64_t ignore);
-/* out: one value per row (reduction none) or one; logp (cross_entropy) gets the log-softmax;
-   *divisor what mean divides the nll term by. ti class indices (N·S) or tp probabilities. */
-void pr_cpu_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti, const float *tp,
-                       const float *w, float *logp, float *out, double *divisor);
+/* out: one value per row (reduction none) or one; logp (cross_entropy; NULL for nll_loss) gets
+   the log-softmax; *divisor what mean divides the nll term by. t: class indices (N·S, int64) or
+   probabilities (p->soft); every tensor contiguous. */
+void pr_cpu_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                       const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor);
 /* gx (input-shaped) and, for probabilities, gt (NULL: not wanted) from g (N·S values for none,
    else one) and the forward's logp and divisor. */
-void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const int64_t *ti,
-                                const float *tp, const float *w, const float *g, double divisor,
-                                float *gx, float *gt);
+void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp, const pr_Tensor *t,
+                                const pr_Tensor *w, const pr_Tensor *g, double divisor,
+                                pr_Tensor *gx, pr_Tensor *gt);
 
 /* mse_loss over d's (the broadcast) shape: d = x − t, out = (x − t)² per element (reduction none)
    or their sum or mean, summed in double; the backward gd = 2·d·g (·1/n for mean; g one value
@@ -119,11 +120,12 @@ int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, 
    expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;
    dropout_p > 0 writes the dropped and rescaled probabilities into A (cpu_attn.c). */
 void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
-                         double dropout_p, float *A);
+                         double dropout_p, pr_Tensor *A);
 /* The scores' gradient gS [rows, S] from the probabilities P, the dropped A (NULL: no dropout)
-   and their gradient gA. */
-void pr_cpu_attn_softmax_backward(const float *P, const float *A, const float *gA, int64_t rows,
-                                  int64_t S, double dropout_p, double scale, float *gS);
+   and their gradient gA (all contiguous, of one dtype). */
+void pr_cpu_attn_softmax_backward(const pr_Tensor *P, const pr_Tensor *A, const pr_Tensor *gA,
+                                  int64_t rows, int64_t S, double dropout_p, double scale,
+                                  pr_Tensor *gS);
 
 /* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
    [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). With dropout the masks

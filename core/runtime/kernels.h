@@ -86,22 +86,22 @@
                          pr_Tensor *gb), (rt, p, x, g, w, mean, rstd, input_stats, gx, gw, gb))  \
   X(int, class_targets_check, (pr_Runtime *rt, const char *name, const pr_Tensor *t,            \
                                int64_t classes, int64_t ignore), (rt, name, t, classes, ignore)) \
-  X(void, class_loss, (const pr_ClassLoss *p, const float *x, const int64_t *ti,                \
-                       const float *tp, const float *w, float *logp, float *out,                 \
-                       double *divisor), (p, x, ti, tp, w, logp, out, divisor))                  \
-  X(void, class_loss_backward, (const pr_ClassLoss *p, const float *logp, const int64_t *ti,    \
-                                const float *tp, const float *w, const float *g, double divisor, \
-                                float *gx, float *gt),                                           \
-    (p, logp, ti, tp, w, g, divisor, gx, gt))                                                    \
+  X(void, class_loss, (const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,          \
+                       const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor),    \
+    (p, x, t, w, logp, out, divisor))                                                            \
+  X(void, class_loss_backward, (const pr_ClassLoss *p, const pr_Tensor *logp, const pr_Tensor *t, \
+                                const pr_Tensor *w, const pr_Tensor *g, double divisor,          \
+                                pr_Tensor *gx, pr_Tensor *gt),                                   \
+    (p, logp, t, w, g, divisor, gx, gt))                                                         \
   X(int, mse, (pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *t, int reduction,           \
                 pr_Tensor *d, pr_Tensor *out), (rt, x, t, reduction, d, out))                    \
   X(int, mse_backward, (pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, int reduction,  \
                         pr_Tensor *gd, pr_Tensor *neg), (rt, d, g, reduction, gd, neg))          \
   X(void, attn_softmax, (pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,  \
-                         double dropout_p, float *A), (rt, scores, mask, causal, dropout_p, A))  \
-  X(void, attn_softmax_backward, (const float *P, const float *A, const float *gA,              \
+                         double dropout_p, pr_Tensor *A), (rt, scores, mask, causal, dropout_p, A)) \
+  X(void, attn_softmax_backward, (const pr_Tensor *P, const pr_Tensor *A, const pr_Tensor *gA,  \
                                   int64_t rows, int64_t S, double dropout_p, double scale,       \
-                                  float *gS), (P, A, gA, rows, S, dropout_p, scale, gS))         \
+                                  pr_Tensor *gS), (P, A, gA, rows, S, dropout_p, scale, gS))     \
   X(void, sgd, (float *p, const float *grad, float *buf, int64_t n, int fresh,                 \
                  const pr_SgdArgs *a), (p, grad, buf, n, fresh, a))                              \
   X(void, adam, (float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,       \

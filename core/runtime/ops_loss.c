@@ -97,9 +97,7 @@ static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, cons
   if (cpu) {
     int64_t numel = pr_numel(x);
     if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device)) == NULL) goto fail;
-    PR_K(out)->class_loss(p, pr_f32(xc), p->soft ? NULL : pr_i64(tc), p->soft ? pr_f32(tc) : NULL,
-                          wc ? pr_f32(wc) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out),
-                          &divisor);
+    PR_K(out)->class_loss(p, xc, tc, wc, logp, out, &divisor);
   }
   open = 0;
   if ((out = pr_op_end(rt, op, out, 0)) == NULL) goto fail;
@@ -133,7 +131,8 @@ fail:
 static int check_cpu_classes(pr_Runtime *rt, const char *name, const pr_Tensor *x,
                              const pr_Tensor *t, const pr_LossArgs *a) {
   if (!pr_holds_values(x)) return 0;
-  if (x->dtype != PROF_F32)
+  /* the host's kernels are float32 only; cuda's take the half dtypes too */
+  if (x->dtype != PROF_F32 && x->device == rt->host_device)
     return pr_error(rt, "%s: cpu kernels compute float32, got %s", name, prof_dtype_name(x->dtype));
   if (pr_is_float(t->dtype)) return 0;
   return PR_K(t)->class_targets_check(rt, name, t, x->shape[x->ndim == 1 ? 0 : 1], a->ignore_index);

@@ -36,13 +36,13 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   if (!pr_holds_values(t)) return pr_op_close(rt, &work, 0);
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return pr_op_close(rt, &work, PR_ERR);
-  /* without an input gradient the kernel still needs somewhere to write it */
+  /* without an input gradient the kernel still needs somewhere to write it (in the target's
+     gradient dtype: the kernels take one float dtype) */
   pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
-                         : pr_tensor_new(rt, 1, &numel, PROF_F32, t->device);
+                         : pr_tensor_new(rt, 1, &numel, gin[1] ? gin[1]->dtype : PROF_F32,
+                                         t->device);
   if (gx != NULL)
-    PR_K(t)->class_loss_backward(&p, p.nll ? NULL : pr_f32(logp), p.soft ? NULL : pr_i64(t),
-                               p.soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(gc),
-                               n->args.f[1], pr_f32(gx), gin[1] ? pr_f32(gin[1]) : NULL);
+    PR_K(t)->class_loss_backward(&p, p.nll ? NULL : logp, t, w, gc, n->args.f[1], gx, gin[1]);
   pr_tensor_release(gc);
   pr_tensor_release(gx);
   return pr_op_close(rt, &work, gx != NULL ? 0 : PR_ERR);

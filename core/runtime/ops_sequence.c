@@ -146,7 +146,7 @@ static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, cons
   if (a->attn_mask != NULL && (me = pr_expand(&quiet, a->attn_mask, nb + 2, sshape)) == NULL)
     goto end;
   if (PR_K(Ps)->batched_mm(rt, qv, kt, Ps, (float)scale, 0.0f) != 0) goto end;
-  PR_K(P)->attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? pr_f32(As) : NULL);
+  PR_K(P)->attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? As : NULL);
   rc = PR_K(os)->batched_mm(rt, As, vv, os, 1.0f, 0.0f);
 end:
   if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);
@@ -165,7 +165,8 @@ static pr_Tensor *sdpa_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, const
   double scale = a->scale == a->scale ? a->scale : 1.0 / sqrt((double)q->shape[q->ndim - 1]);
   int cpu = pr_holds_values(out), grad = pr_needs_grad(rt, q, k, v), drop = a->dropout_p > 0;
   if (!cpu && !grad) return pr_op_end(rt, op, out, 0);
-  if (cpu && q->dtype != PROF_F32)
+  /* the host's kernels are float32 only; cuda's take the half dtypes too */
+  if (cpu && q->dtype != PROF_F32 && out->device == rt->host_device)
     return pr_op_end(rt, op, out, pr_error(rt, "%s: %s kernels compute float32, got %s", name,
                                            out->be->name, prof_dtype_name(q->dtype)));
   if (group > 1 && nb + 3 > PR_MAX_DIMS)

@@ -60,8 +60,8 @@ int pr_sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
                      esize * numel * (2 + drop), esize * numel) != 0)
     goto end;
   if (pr_holds_values(gS))
-    PR_K(gS)->attn_softmax_backward(pr_f32(P), drop ? pr_f32(A) : NULL, pr_f32(gA),
-                                    S > 0 ? numel / S : 0, S, p, scale, pr_f32(gS));
+    PR_K(gS)->attn_softmax_backward(P, drop ? A : NULL, gA, S > 0 ? numel / S : 0, S, p, scale,
+                                    gS);
   pr_op_close(rt, &work, 0);
   if (n->inputs[0] != NULL) {
     /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */

@@ -1,6 +1,7 @@
 -- half_spec.lua — the device's float16/bfloat16 kernels (pointwise, activations, softmax,
--- reductions, norms, embedding, mse_loss) against the cpu computing float32 on the same inputs
--- rounded to the half dtype, forward and backward, and to() converting across devices in one call.
+-- reductions, norms, embedding, mse_loss, cross_entropy, nll_loss, attention, convolutions,
+-- pooling) against the cpu computing float32 on the same inputs rounded to the half dtype, forward
+-- and backward, and to() converting across devices in one call.
 local T = require "prof.tensor"
 local core = require "prof.core"
 local cmp = require "spec.gpu.compare"
@@ -102,8 +103,57 @@ local CASES = {
   { "mse_loss broadcast", { g { 5, 8 }, g { 8 } }, function(x) return F.mse_loss(x[1], x[2]) end },
   { "mse_loss none", { g { 5, 8 }, g { 5, 8 } },
     function(x) return F.mse_loss(x[1], x[2], { reduction = "none" }) end },
+  { "cross_entropy mean", { g { 16, 10 }, { shape = { 16 }, index = 10 } },
+    function(x) return F.cross_entropy(x[1], x[2]) end },
+  { "cross_entropy smoothing weight ignore",
+    { g { 12, 7 }, { shape = { 7 }, positive = true }, { shape = { 12 }, index = 7 } },
+    function(x)
+      return F.cross_entropy(x[1], x[3], { weight = x[2], label_smoothing = 0.1, ignore_index = 2 })
+    end },
+  { "cross_entropy spatial none", { g { 2, 5, 3, 3 }, { shape = { 2, 3, 3 }, index = 5 } },
+    function(x) return F.cross_entropy(x[1], x[2], { reduction = "none" }) end },
+  -- probability targets take a gradient too
+  { "cross_entropy probabilities", { g { 6, 4 }, g { 6, 4 } },
+    function(x) return F.cross_entropy(x[1], F.softmax(x[2], -1), { reduction = "sum" }) end },
+  { "nll_loss", { g { 9, 6 }, { shape = { 9 }, index = 6 } },
+    function(x) return F.nll_loss(F.log_softmax(x[1], 1), x[2]) end },
   { "embedding", { { shape = { 4, 6 }, index = 10 }, g { 10, 16 } },
     function(x) return F.embedding(x[1], x[2]) end },
+  { "sdpa", { g { 2, 3, 10, 16 }, g { 2, 3, 12, 16 }, g { 2, 3, 12, 8 } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3]) end },
+  { "sdpa causal", { g { 2, 2, 9, 8 }, g { 2, 2, 9, 8 }, g { 2, 2, 9, 8 } },
+    function(x)
+      return F.scaled_dot_product_attention(x[1], x[2], x[3], { is_causal = true })
+    end },
+  { "sdpa bool mask",
+    { g { 1, 2, 6, 8 }, g { 1, 2, 7, 8 }, g { 1, 2, 7, 4 }, { shape = { 6, 7 }, bool = true } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3], { attn_mask = x[4] }) end },
+  -- an additive mask in the query's dtype
+  { "sdpa additive mask",
+    { g { 2, 2, 5, 8 }, g { 2, 2, 6, 8 }, g { 2, 2, 6, 4 }, { shape = { 5, 6 } } },
+    function(x) return F.scaled_dot_product_attention(x[1], x[2], x[3], { attn_mask = x[4] }) end },
+  { "conv2d", { g { 2, 3, 9, 9 }, g { 8, 3, 3, 3 }, g { 8 } },
+    function(x) return F.conv2d(x[1], x[2], x[3], { padding = 1 }) end },
+  { "conv2d groups stride dilation", { g { 2, 6, 11, 11 }, g { 9, 2, 3, 3 } },
+    function(x)
+      return F.conv2d(x[1], x[2], nil, { groups = 3, stride = 2, dilation = 2, padding = 2 })
+    end },
+  { "conv2d 1x1", { g { 2, 5, 4, 4 }, g { 7, 5, 1, 1 }, g { 7 } },
+    function(x) return F.conv2d(x[1], x[2], x[3]) end },
+  { "conv1d", { g { 2, 3, 20 }, g { 4, 3, 5 }, g { 4 } },
+    function(x) return F.conv1d(x[1], x[2], x[3], { stride = 3 }) end },
+  { "conv_transpose2d", { g { 2, 4, 5, 5 }, g { 4, 3, 3, 3 }, g { 3 } },
+    function(x) return F.conv_transpose2d(x[1], x[2], x[3], { stride = 2, padding = 1 }) end },
+  { "conv_transpose2d 1x1", { g { 2, 4, 5, 5 }, g { 4, 3, 1, 1 }, g { 3 } },
+    function(x) return F.conv_transpose2d(x[1], x[2], x[3]) end },
+  { "max_pool2d padded", { g { 2, 3, 8, 8 } },
+    function(x) return F.max_pool2d(x[1], 3, { stride = 2, padding = 1 }) end },
+  { "avg_pool2d padded", { g { 2, 3, 7, 7 } },
+    function(x) return F.avg_pool2d(x[1], 3, { stride = 2, padding = 1 }) end },
+  { "adaptive_avg_pool2d", { g { 2, 4, 13, 13 } },
+    function(x) return F.adaptive_avg_pool2d(x[1], { 6, 6 }) end },
+  { "adaptive_max_pool1d", { g { 2, 3, 17 } },
+    function(x) return F.adaptive_max_pool1d(x[1], 5) end },
 }
 
 describe("cuda float16 and bfloat16 kernels against the cpu's float32 #gpu", function()

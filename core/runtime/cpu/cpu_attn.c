@@ -35,7 +35,8 @@ static double mask_term(const MaskWalk *w) {
 ** probabilities divided by 1 − p (drawn from the runtime's generator), else it is not touched.
 */
 void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
-                         double dropout_p, float *A) {
+                         double dropout_p, pr_Tensor *At) {
+  float *A = At != NULL ? pr_f32(At) : NULL;
   int nd = scores->ndim;
   int64_t L = scores->shape[nd - 2], S = scores->shape[nd - 1];
   int64_t rows = S > 0 ? pr_numel(scores) / S : 0;
@@ -69,8 +70,11 @@ void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mas
 ** gS = scale·P ⊙ (gP − Σ_j gP_j·P_j) per row, gP = gA·m/(1 − p) with m the dropout's keep mask:
 ** wherever P > 0 the mask is A ≠ 0, and where P = 0 the term vanishes anyway.
 */
-void pr_cpu_attn_softmax_backward(const float *P, const float *A, const float *gA, int64_t rows,
-                                  int64_t S, double dropout_p, double scale, float *gS) {
+void pr_cpu_attn_softmax_backward(const pr_Tensor *Pt, const pr_Tensor *At, const pr_Tensor *gAt,
+                                  int64_t rows, int64_t S, double dropout_p, double scale,
+                                  pr_Tensor *gSt) {
+  const float *P = pr_f32(Pt), *A = At != NULL ? pr_f32(At) : NULL, *gA = pr_f32(gAt);
+  float *gS = pr_f32(gSt);
   double keep = 1.0 - dropout_p;
   for (int64_t r = 0; r < rows; r++) {
     const float *pr = P + r * S, *gr = gA + r * S, *ar = A ? A + r * S : NULL;

@@ -39,8 +39,9 @@ static double log_softmax_row(const pr_ClassLoss *p, const float *x, int64_t r, 
 ** t' = (1 − ε)·t + ε/C. mean divides both terms by Σ w_t over the rows not ignored (their
 ** number without weights), probability targets by the rows.
 */
-void pr_cpu_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti, const float *tp,
-                       const float *w, float *logp, float *out, double *divisor) {
+static void class_loss_f32(const pr_ClassLoss *p, const float *x, const int64_t *ti,
+                           const float *tp, const float *w, float *logp, float *out,
+                           double *divisor) {
   int64_t rows = p->N * p->S;
   double eps = p->smoothing, tot_nll = 0, tot_smooth = 0, wsum = 0;
   for (int64_t r = 0; r < rows; r++) {
@@ -79,9 +80,9 @@ void pr_cpu_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti,
 ** d/dx_j: nll −w_t·(δ_jt − p_j); smoothing p_j·Σw − w_j; probabilities p_j·Σ_c w_c·t'_c − w_j·t'_j
 ** (and d/dt_j = −(1 − ε)·w_j·logp_j); nll_loss on log-probabilities −w_t at the target.
 */
-void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const int64_t *ti,
-                                const float *tp, const float *w, const float *g, double divisor,
-                                float *gx, float *gt) {
+static void class_loss_backward_f32(const pr_ClassLoss *p, const float *logp,
+                                    const int64_t *ti, const float *tp, const float *w,
+                                    const float *g, double divisor, float *gx, float *gt) {
   int64_t rows = p->N * p->S;
   double eps = p->smoothing, wall = 0;
   for (int64_t c = 0; c < p->C; c++) wall += w ? w[c] : 1.0;
@@ -114,6 +115,26 @@ void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const float *logp, const 
       gx[k] = (float)v;
     }
   }
+}
+
+/* The class indices of a contiguous int64 target. */
+static const int64_t *indices_of(const pr_Tensor *t) {
+  return (const int64_t *)t->storage->data + t->offset;
+}
+
+/* The table's entries: the float32 buffers of the (contiguous) tensors. */
+void pr_cpu_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                       const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor) {
+  class_loss_f32(p, pr_f32(x), p->soft ? NULL : indices_of(t), p->soft ? pr_f32(t) : NULL,
+                 w ? pr_f32(w) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out), divisor);
+}
+
+void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp, const pr_Tensor *t,
+                                const pr_Tensor *w, const pr_Tensor *g, double divisor,
+                                pr_Tensor *gx, pr_Tensor *gt) {
+  class_loss_backward_f32(p, logp ? pr_f32(logp) : NULL, p->soft ? NULL : indices_of(t),
+                          p->soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(g), divisor,
+                          pr_f32(gx), gt ? pr_f32(gt) : NULL);
 }
 
 /* {====================== mse_loss ======================} */

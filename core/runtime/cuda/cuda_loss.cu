@@ -1,5 +1,5 @@
 /* cuda_loss.cu — cross_entropy, nll_loss and mse_loss on the device, values and gradients
-   (cpu_loss.c's formulas, per row in double). */
+   (cpu_loss.c's formulas, per row in double), float32, float16 and bfloat16. */
 #include <math.h>
 
 #include "cuda_util.cuh"
@@ -40,10 +40,11 @@ extern "C" int pr_cuda_class_targets_check(pr_Runtime *rt, const char *name, con
   return rc;
 }
 
-/* One block per row: log-softmax into logp, the row's nll and smoothing terms and its weight
-   into part[3 r ...]. */
-__global__ void class_rows(pr_ClassLoss p, const float *x, const int64_t *ti, const float *tp,
-                           const float *w, float *logp, double *part) {
+/* One block per row: log-softmax into logp (float32 scratch), the row's nll and smoothing terms
+   and its weight into part[3 r ...]. T: float, __half or __nv_bfloat16 for x, tp and w. */
+template <class T>
+__global__ void class_rows(pr_ClassLoss p, const T *x, const int64_t *ti, const T *tp,
+                           const T *w, float *logp, double *part) {
   __shared__ double sd[32];
   __shared__ float sf[32];
   __shared__ double lse_s;
@@ -54,36 +55,39 @@ __global__ void class_rows(pr_ClassLoss p, const float *x, const int64_t *ti, co
     if (!p.nll) {
       float mx = -INFINITY;
       for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
-        float v = x[AT(p, r, c)];
+        float v = f_of(x[AT(p, r, c)]);
         mx = v > mx ? v : mx;
       }
       mx = block_max_plain(mx, sf);
       if (mx == -INFINITY) mx = 0;   /* a row of -inf: NaN log-probabilities, as in torch */
       double s = 0;
-      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) s += exp(x[AT(p, r, c)] - (double)mx);
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x)
+        s += exp(f_of(x[AT(p, r, c)]) - (double)mx);
       s = block_sum(s, sd);
       if (threadIdx.x == 0) lse_s = mx + log(s);
       __syncthreads();
       lse = lse_s;
       for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x)
-        logp[AT(p, r, c)] = (float)(x[AT(p, r, c)] - lse);
+        logp[AT(p, r, c)] = (float)(f_of(x[AT(p, r, c)]) - lse);
     }
-#define LOGP(c) (p.nll ? (double)x[AT(p, r, (c))] : (double)x[AT(p, r, (c))] - lse)
+#define LOGP(c) (p.nll ? (double)f_of(x[AT(p, r, (c))]) : (double)f_of(x[AT(p, r, (c))]) - lse)
+#define WC(c) (w ? f_of(w[c]) : 1.0)
     double nll = 0, smooth = 0, wt = 0;
     if (p.soft) {
       for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
-        double t = (1 - eps) * tp[AT(p, r, c)] + eps / (double)p.C;
-        nll -= (w ? w[c] : 1.0) * t * LOGP(c);
+        double t = (1 - eps) * f_of(tp[AT(p, r, c)]) + eps / (double)p.C;
+        nll -= WC(c) * t * LOGP(c);
       }
       nll = block_sum(nll, sd);
     } else if (ti[r] != p.ignore_index) {
       if (eps > 0) {
-        for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) smooth -= (w ? w[c] : 1.0) * LOGP(c);
+        for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) smooth -= WC(c) * LOGP(c);
         smooth = block_sum(smooth, sd);
       }
-      wt = w ? w[ti[r]] : 1.0;
+      wt = WC(ti[r]);
       nll = -wt * LOGP(ti[r]);
     }
+#undef WC
 #undef LOGP
     if (threadIdx.x == 0) {
       if (!p.soft && eps > 0) nll = (1 - eps) * nll;
@@ -97,7 +101,8 @@ __global__ void class_rows(pr_ClassLoss p, const float *x, const int64_t *ti, co
 }
 
 /* The totals of the rows' parts in one block, then out (reduction sum, mean, or per row). */
-__global__ void class_total(pr_ClassLoss p, const double *part, float *out, double *tot) {
+template <class T>
+__global__ void class_total(pr_ClassLoss p, const double *part, T *out, double *tot) {
   __shared__ double sd[32];
   int64_t rows = p.N * p.S;
   double a = 0, b = 0, c = 0;
@@ -105,7 +110,7 @@ __global__ void class_total(pr_ClassLoss p, const double *part, float *out, doub
     a += part[3 * r];
     b += part[3 * r + 1];
     c += part[3 * r + 2];
-    if (p.reduction == PROF_REDUCE_NONE) out[r] = (float)(part[3 * r] + part[3 * r + 1]);
+    if (p.reduction == PROF_REDUCE_NONE) out[r] = of_f<T>((float)(part[3 * r] + part[3 * r + 1]));
   }
   a = block_sum(a, sd);
   b = block_sum(b, sd);
@@ -113,92 +118,138 @@ __global__ void class_total(pr_ClassLoss p, const double *part, float *out, doub
   if (threadIdx.x == 0) {
     double eps = p.smoothing, wsum = p.soft ? (double)rows : c;
     tot[0] = wsum;
-    if (p.reduction == PROF_REDUCE_SUM) out[0] = (float)(a + b);
-    if (p.reduction == PROF_REDUCE_MEAN) out[0] = (float)((a + (eps > 0 && !p.soft ? b : 0)) / wsum);
+    if (p.reduction == PROF_REDUCE_SUM) out[0] = of_f<T>((float)(a + b));
+    if (p.reduction == PROF_REDUCE_MEAN)
+      out[0] = of_f<T>((float)((a + (eps > 0 && !p.soft ? b : 0)) / wsum));
   }
 }
 
+template <class T>
+static void class_loss_of(const pr_ClassLoss *p, const T *x, const int64_t *ti, const T *tp,
+                          const T *w, float *logp, T *out, double *part) {
+  int64_t rows = p->N * p->S;
+  if (rows > 0)
+    class_rows<T><<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+        *p, x, ti, tp, w, logp, part);
+  class_total<T><<<1, 1024, 0, PR_STREAM>>>(*p, part, out, part + 3 * rows);
+}
+
+/* The data of a (contiguous) tensor, element 0 of its view; NULL for NULL. */
+template <class T> static T *at0(const pr_Tensor *t) {
+  return t != NULL ? base_of<T>(t) + t->offset : NULL;
+}
+
+/* Every float operand in x's dtype (float32, float16 or bfloat16), logp float32. */
+static int class_dtypes_ok(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                           const pr_Tensor *w, const pr_Tensor *logp, const pr_Tensor *o) {
+  int d = x->dtype;
+  return (d == PROF_F32 || d == PROF_F16 || d == PROF_BF16) && o->dtype == d &&
+         (w == NULL || w->dtype == d) && (p->soft ? t->dtype == d : t->dtype == PROF_I64) &&
+         (logp == NULL || logp->dtype == PROF_F32);
+}
+
 /* void in the table: the divisor must reach the host, so this waits for the stream once. */
-extern "C" void pr_cuda_class_loss(const pr_ClassLoss *p, const float *x, const int64_t *ti,
-                                   const float *tp, const float *w, float *logp, float *out,
+extern "C" void pr_cuda_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                                   const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out,
                                    double *divisor) {
   int64_t rows = p->N * p->S;
   size_t bytes = sizeof(double) * (size_t)(3 * rows + 1);
-  double *part = (double *)pr_cuda_alloc(bytes);
   *divisor = 0;
+  if (!class_dtypes_ok(p, x, t, w, logp, out)) {
+    pr_cuda_fail("class loss: cuda kernels take float32, float16 or bfloat16 inputs, weights, "
+                 "probabilities and results of one dtype");
+    return;
+  }
+  double *part = (double *)pr_cuda_alloc(bytes);
   if (part == NULL) {
     pr_cuda_fail("class loss: out of device memory");
     return;
   }
-  if (rows > 0)
-    class_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
-        *p, x, ti, tp, w, logp, part);
-  class_total<<<1, 1024, 0, PR_STREAM>>>(*p, part, out, part + 3 * rows);
+  const int64_t *ti = p->soft ? NULL : at0<int64_t>(t);
+  PR_FLOAT_SWITCH(x->dtype, class_loss_of<T>(p, at0<T>(x), ti, p->soft ? at0<T>(t) : NULL,
+                                             at0<T>(w), at0<float>(logp), at0<T>(out), part));
   pr_cuda_note("cross_entropy");
   if (pr_cuda_to_host(divisor, part + 3 * rows, sizeof *divisor) != 0)
     pr_cuda_fail("class loss: copying the divisor to the host failed");
   pr_cuda_free(part, bytes);
 }
 
+template <class T>
 __global__ void class_grad_rows(pr_ClassLoss p, const float *logp, const int64_t *ti,
-                                const float *tp, const float *w, const float *g, double divisor,
-                                float *gx, float *gt) {
+                                const T *tp, const T *w, const T *g, double divisor, T *gx,
+                                T *gt) {
   __shared__ double sd[32];
   __shared__ double tw_s, wall_s;
   int64_t rows = p.N * p.S;
   double eps = p.smoothing;
   double wall = 0;
-  for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) wall += w ? w[c] : 1.0;
+#define WC(c) (w ? f_of(w[c]) : 1.0)
+  for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) wall += WC(c);
   wall = block_sum(wall, sd);
   if (threadIdx.x == 0) wall_s = wall;
   __syncthreads();
   wall = wall_s;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    double s = p.reduction == PROF_REDUCE_NONE ? g[r] : g[0];
+    double s = f_of(p.reduction == PROF_REDUCE_NONE ? g[r] : g[0]);
     if (p.reduction == PROF_REDUCE_MEAN) s /= divisor;
     if (p.soft) {
       double tw = 0;
       for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x)
-        tw += (w ? w[c] : 1.0) * ((1 - eps) * tp[AT(p, r, c)] + eps / (double)p.C);
+        tw += WC(c) * ((1 - eps) * f_of(tp[AT(p, r, c)]) + eps / (double)p.C);
       tw = block_sum(tw, sd);
       if (threadIdx.x == 0) tw_s = tw;
       __syncthreads();
       tw = tw_s;
       for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
         int64_t k = AT(p, r, c);
-        double t = (1 - eps) * tp[k] + eps / (double)p.C, wc = w ? w[c] : 1.0;
-        gx[k] = (float)(s * (exp((double)logp[k]) * tw - wc * t));
-        if (gt != NULL) gt[k] = (float)(-s * (1 - eps) * wc * logp[k]);
+        double t = (1 - eps) * f_of(tp[k]) + eps / (double)p.C, wc = WC(c);
+        gx[k] = of_f<T>((float)(s * (exp((double)logp[k]) * tw - wc * t)));
+        if (gt != NULL) gt[k] = of_f<T>((float)(-s * (1 - eps) * wc * logp[k]));
       }
       __syncthreads();
       continue;
     }
     int64_t t = ti[r];
     if (t == p.ignore_index) {
-      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) gx[AT(p, r, c)] = 0.0f;
+      for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) gx[AT(p, r, c)] = of_f<T>(0.0f);
       continue;
     }
-    double wt = w ? w[t] : 1.0, a = (1 - eps) * s * wt, b = eps / (double)p.C * s;
+    double wt = WC(t), a = (1 - eps) * s * wt, b = eps / (double)p.C * s;
     for (int64_t c = threadIdx.x; c < p.C; c += blockDim.x) {
       int64_t k = AT(p, r, c);
       if (p.nll) {
-        gx[k] = c == t ? (float)-a : 0.0f;
+        gx[k] = of_f<T>(c == t ? (float)-a : 0.0f);
         continue;
       }
       double pc = exp((double)logp[k]);
-      gx[k] = (float)(a * (pc - (c == t)) + (eps > 0 ? b * (pc * wall - (w ? w[c] : 1.0)) : 0));
+      gx[k] = of_f<T>((float)(a * (pc - (c == t)) + (eps > 0 ? b * (pc * wall - WC(c)) : 0)));
     }
   }
+#undef WC
 }
 
-extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const float *logp,
-                                            const int64_t *ti, const float *tp, const float *w,
-                                            const float *g, double divisor, float *gx,
-                                            float *gt) {
+template <class T>
+static void class_grad_of(const pr_ClassLoss *p, const float *logp, const int64_t *ti,
+                          const T *tp, const T *w, const T *g, double divisor, T *gx, T *gt) {
   int64_t rows = p->N * p->S;
   if (rows > 0)
-    class_grad_rows<<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+    class_grad_rows<T><<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
         *p, logp, ti, tp, w, g, divisor, gx, gt);
+}
+
+extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp,
+                                            const pr_Tensor *t, const pr_Tensor *w,
+                                            const pr_Tensor *g, double divisor, pr_Tensor *gx,
+                                            pr_Tensor *gt) {
+  if (!class_dtypes_ok(p, gx, t, w, logp, g) || (gt != NULL && gt->dtype != gx->dtype)) {
+    pr_cuda_fail("cross_entropy backward: cuda kernels take float32, float16 or bfloat16 "
+                 "gradients, weights and probabilities of one dtype");
+    return;
+  }
+  const int64_t *ti = p->soft ? NULL : at0<int64_t>(t);
+  PR_FLOAT_SWITCH(gx->dtype, class_grad_of<T>(p, at0<float>(logp), ti,
+                                              p->soft ? at0<T>(t) : NULL, at0<T>(w), at0<T>(g),
+                                              divisor, at0<T>(gx), at0<T>(gt)));
   pr_cuda_note("cross_entropy backward");
 }
 
