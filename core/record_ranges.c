@@ -20,6 +20,13 @@ static inline void put_range(profR_Recorder *R, const profR_Range *r, int64_t no
   e->value = r->number1;
 }
 
+/* A popped slot as the leaf push expects to find it: no stack, no correlation (the leaf push
+   writes neither, two stores fewer on the path every range takes). */
+static inline void free_range(profR_Range *r) {
+  r->stack = NULL;
+  r->corr = 0;
+}
+
 /* The common case of both ends: a thread seen before (its recorder cached), the session active
    on the TSC, no stack hook, no device capture. One compare (range_fast holds the serial only
    then), tested before anything else, so that path is a leaf: no call, no register saved. */
@@ -68,9 +75,8 @@ static inline void range_push(prof_State *S, const char *name, int64_t number1) 
     profR_Range *r = &R->ranges[R->n_ranges++];
     r->name = name;
     r->number1 = number1;
-    r->stack = NULL;
     r->module = profR_attr_node(R);
-    r->corr = 0;
+    /* stack and corr stay as every pop leaves a free slot: NULL and 0 */
 #if PROF_HAVE_TSC
     r->t0 = (int64_t)__rdtsc();
 #endif
@@ -93,13 +99,11 @@ __attribute__((noinline)) static void pop_any(prof_State *S) {
     profR_sticky(R, PROF_ERRSTATE, "prof_range_pop: no range is open", profR_attr_node(R));
     return;
   }
-  const profR_Range *r = &R->ranges[--R->n_ranges];
+  profR_Range *r = &R->ranges[--R->n_ranges];
   if (r->corr != 0) profR_corr_pop(S, PROFK_EXT_RANGE);
-  if (R->n_events >= R->cap_events) {
-    if (R->cap_events > 0) R->dropped++;
-    return;
-  }
-  put_range(R, r, now);
+  if (R->n_events < R->cap_events) put_range(R, r, now);
+  else if (R->cap_events > 0) R->dropped++;
+  free_range(r);
 }
 
 void prof_range_pop(prof_State *S) {
@@ -110,7 +114,9 @@ void prof_range_pop(prof_State *S) {
 #else
     int64_t now = 0;
 #endif
-    put_range(R, &R->ranges[--R->n_ranges], now);
+    profR_Range *r = &R->ranges[--R->n_ranges];
+    put_range(R, r, now);
+    if (__builtin_expect(r->stack != NULL || r->corr != 0, 0)) free_range(r);
     return;
   }
   if (profR_active(S)) pop_any(S);

@@ -126,6 +126,7 @@ void profR_zero(profR_Recorder *R) {
   memset(R->totals, 0, sizeof R->totals);
   memset(R->unattributed, 0, sizeof R->unattributed);
   R->n_ranges = 0;
+  memset(R->ranges, 0, sizeof R->ranges);   /* ranges left open: their slots free again (record_ranges.c) */
   R->sp = 0;
   R->suppress = 0;
   R->op_depth = 0;

@@ -47,6 +47,47 @@ static void test_ranges_nest_and_close_innermost_first(void) {
   prof_close(S);
 }
 
+static const char *where_hook(void *ud, prof_State *S) {
+  (void)ud;
+  (void)S;
+  return "model.lua:7";
+}
+
+/* A range slot freed by any pop holds no stack and no correlation for the next push on the leaf
+   path, which writes neither: after a range that had both (a stack hook; a capture closed before
+   its pop), and after ranges a stop left open (prof_start's reset). */
+static void test_freed_range_slots_carry_nothing_over(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_set_event_capacity(S, 16);
+  /* a capture open at the push, closed before the pop: the pop takes the leaf path */
+  T_EQ_INT(prof_capture_open(S, PROF_CAPTURE_REPLAY, NULL), PROF_OK);
+  prof_start(S);
+  prof_range_push(S, "captured");
+  prof_capture_close(S);
+  prof_range_pop(S);
+  prof_range_push(S, "after");
+  prof_range_pop(S);
+  prof_stop(S);
+  T_EQ_INT(prof_event_count(S), 2);
+  T_CHECK(event(S, 0).correlation != 0);
+  T_EQ_STR(event(S, 1).name, "after");
+  T_EQ_INT((int64_t)event(S, 1).correlation, 0);
+  /* a stack hook's range left open at stop; the next window has no hook */
+  T_EQ_INT(prof_set_stack_hook(S, where_hook, NULL), PROF_OK);
+  prof_start(S);
+  prof_range_push(S, "left open");
+  prof_stop(S);
+  T_EQ_INT(prof_set_stack_hook(S, NULL, NULL), PROF_OK);
+  prof_start(S);
+  prof_range_push(S, "plain");
+  prof_range_pop(S);
+  prof_stop(S);
+  T_EQ_INT(prof_event_count(S), 1);
+  T_EQ_STR(event(S, 0).name, "plain");
+  T_CHECK(event(S, 0).stack == NULL);
+  prof_close(S);
+}
+
 static void test_range_errors_are_sticky(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_start(S);
@@ -164,6 +205,7 @@ static void test_interned_names_are_shared_copies(void) {
 
 int main(void) {
   T_RUN(test_ranges_nest_and_close_innermost_first);
+  T_RUN(test_freed_range_slots_carry_nothing_over);
   T_RUN(test_range_errors_are_sticky);
   T_RUN(test_memory_events_carry_signed_bytes_and_live_total);
   T_RUN(test_memory_events_keep_addresses_and_tags);
