@@ -95,6 +95,16 @@ static const char *kernel_name(profK_Capture *C, const char *name) {
   return s;
 }
 
+/* Where a device record ran and which launch made it: the same field names in every record
+   struct that has them (kernels, copies, memsets). */
+#define PLACE(d, r)                              \
+  do {                                           \
+    (d)->device = (int32_t)(r)->deviceId;        \
+    (d)->context = (int32_t)(r)->contextId;      \
+    (d)->stream = (int32_t)(r)->streamId;        \
+    (d)->flow = (r)->correlationId;              \
+  } while (0)
+
 static void kernel(profK_Capture *C, const CUpti_ActivityKernel10 *k) {
   int64_t b, e;
   if (!span_times(C, k->start, k->end, &b, &e)) return;
@@ -102,10 +112,7 @@ static void kernel(profK_Capture *C, const CUpti_ActivityKernel10 *k) {
   if (d == NULL) return;
   d->t_begin = b;
   d->t_end = e;
-  d->device = (int32_t)k->deviceId;
-  d->context = (int32_t)k->contextId;
-  d->stream = (int32_t)k->streamId;
-  d->flow = k->correlationId;
+  PLACE(d, k);
   d->grid[0] = k->gridX, d->grid[1] = k->gridY, d->grid[2] = k->gridZ;
   d->block[0] = k->blockX, d->block[1] = k->blockY, d->block[2] = k->blockZ;
   d->registers = k->registersPerThread;
@@ -149,29 +156,20 @@ static void copy_common(profK_Capture *C, profK_Event *d, int64_t b, int64_t e, 
   C->stats.memcpys++;
 }
 
-static void memcpy_rec(profK_Capture *C, const CUpti_ActivityMemcpy6 *m) {
-  int64_t b, e;
-  if (!span_times(C, m->start, m->end, &b, &e)) return;
-  profK_Event *d = new_event(C, PROF_EVENT_MEMCPY);
-  if (d == NULL) return;
-  copy_common(C, d, b, e, m->copyKind, m->srcKind, m->dstKind, m->bytes);
-  d->device = (int32_t)m->deviceId;
-  d->context = (int32_t)m->contextId;
-  d->stream = (int32_t)m->streamId;
-  d->flow = m->correlationId;
-}
+/* Memcpy6 and MemcpyPtoP4 name the fields a copy event reads alike: one body for both. */
+#define COPY_RECORD(C, m)                                                                 \
+  do {                                                                                    \
+    int64_t b_, e_;                                                                       \
+    if (!span_times((C), (m)->start, (m)->end, &b_, &e_)) return;                         \
+    profK_Event *d_ = new_event((C), PROF_EVENT_MEMCPY);                                  \
+    if (d_ == NULL) return;                                                               \
+    copy_common((C), d_, b_, e_, (m)->copyKind, (m)->srcKind, (m)->dstKind, (m)->bytes);  \
+    PLACE(d_, m);                                                                         \
+  } while (0)
 
-static void memcpy_p2p(profK_Capture *C, const CUpti_ActivityMemcpyPtoP4 *m) {
-  int64_t b, e;
-  if (!span_times(C, m->start, m->end, &b, &e)) return;
-  profK_Event *d = new_event(C, PROF_EVENT_MEMCPY);
-  if (d == NULL) return;
-  copy_common(C, d, b, e, m->copyKind, m->srcKind, m->dstKind, m->bytes);
-  d->device = (int32_t)m->deviceId;
-  d->context = (int32_t)m->contextId;
-  d->stream = (int32_t)m->streamId;
-  d->flow = m->correlationId;
-}
+static void memcpy_rec(profK_Capture *C, const CUpti_ActivityMemcpy6 *m) { COPY_RECORD(C, m); }
+
+static void memcpy_p2p(profK_Capture *C, const CUpti_ActivityMemcpyPtoP4 *m) { COPY_RECORD(C, m); }
 
 static void memset_rec(profK_Capture *C, const CUpti_ActivityMemset4 *m) {
   int64_t b, e;
@@ -180,10 +178,7 @@ static void memset_rec(profK_Capture *C, const CUpti_ActivityMemset4 *m) {
   if (d == NULL) return;
   d->t_begin = b;
   d->t_end = e;
-  d->device = (int32_t)m->deviceId;
-  d->context = (int32_t)m->contextId;
-  d->stream = (int32_t)m->streamId;
-  d->flow = m->correlationId;
+  PLACE(d, m);
   d->bytes = (int64_t)m->bytes;
   d->value = m->value;
   d->dst_kind = (int8_t)m->memoryKind;
@@ -238,10 +233,7 @@ static void memory(profK_Capture *C, const CUpti_ActivityMemory4 *m) {
   profK_Event *d = new_event(C, PROF_EVENT_GPU_MEMORY);
   if (d == NULL) return;
   d->t_begin = d->t_end = t;
-  d->device = (int32_t)m->deviceId;
-  d->context = (int32_t)m->contextId;
-  d->stream = (int32_t)m->streamId;
-  d->flow = m->correlationId;
+  PLACE(d, m);
   d->address = m->address;
   d->bytes = (int64_t)m->bytes;
   d->value = delta;

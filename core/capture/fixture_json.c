@@ -143,6 +143,15 @@ static size_t put(uint8_t *out, size_t cap, size_t at, const void *rec, uint32_t
     if ((rc = num(c, r, key, 0, &v_)) != PROF_OK) return rc;    \
     dst = cJSON_GetObjectItemCaseSensitive(r, key) != NULL ? (uint64_t)(v_ + c->dev_base) : 0; \
   } while (0)
+/* Where a device record ran and the launch that made it, by the same keys and defaults in
+   every record kind that has them (device 0, context 1, stream 7, correlation 0) */
+#define PLACE_FIELDS(x)                                          \
+  do {                                                           \
+    NUM("device", 0, (x).deviceId);                              \
+    NUM("context", 1, (x).contextId);                            \
+    NUM("stream", 7, (x).streamId);                              \
+    NUM("correlation", 0, (x).correlationId);                    \
+  } while (0)
 
 /* One record object -> its struct, appended at *at. */
 static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t *at) {
@@ -164,10 +173,7 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       x.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
       TIME("start", x.start);
       TIME("end", x.end);
-      NUM("device", 0, x.deviceId);
-      NUM("context", 1, x.contextId);
-      NUM("stream", 7, x.streamId);
-      NUM("correlation", 0, x.correlationId);
+      PLACE_FIELDS(x);
       NUM("registers", 0, x.registersPerThread);
       NUM("static_shared", 0, x.staticSharedMemory);
       NUM("dynamic_shared", 0, x.dynamicSharedMemory);
@@ -194,10 +200,7 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       NUM("bytes", 0, x.bytes);
       TIME("start", x.start);
       TIME("end", x.end);
-      NUM("device", 0, x.deviceId);
-      NUM("context", 1, x.contextId);
-      NUM("stream", 7, x.streamId);
-      NUM("correlation", 0, x.correlationId);
+      PLACE_FIELDS(x);
       next = put(out, cap, *at, &x, sizeof x);
       break;
     }
@@ -213,10 +216,7 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       NUM("bytes", 0, x.bytes);
       TIME("start", x.start);
       TIME("end", x.end);
-      NUM("device", 0, x.deviceId);
-      NUM("context", 1, x.contextId);
-      NUM("stream", 7, x.streamId);
-      NUM("correlation", 0, x.correlationId);
+      PLACE_FIELDS(x);
       next = put(out, cap, *at, &x, sizeof x);
       break;
     }
@@ -249,10 +249,7 @@ static int record(const Ctx *c, const cJSON *r, uint8_t *out, size_t cap, size_t
       NUM("address", 0, x.address);
       NUM("bytes", 0, x.bytes);
       TIME("timestamp", x.timestamp);
-      NUM("device", 0, x.deviceId);
-      NUM("context", 1, x.contextId);
-      NUM("stream", 7, x.streamId);
-      NUM("correlation", 0, x.correlationId);
+      PLACE_FIELDS(x);
       next = put(out, cap, *at, &x, sizeof x);
       break;
     }

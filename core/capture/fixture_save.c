@@ -120,6 +120,20 @@ static void dims(profW_Writer *w, const char *k, int32_t x, int32_t y, int32_t z
   profW_end_array(w);
 }
 
+/* Memcpy6 and MemcpyPtoP4 name the fields a saved copy keeps alike: one body for both (a peer
+   copy is saved as a copy; its peers are not replayed). */
+#define SAVE_COPY(w, v, m)                                                       \
+  do {                                                                           \
+    kind(w, "memcpy");                                                           \
+    num(w, "copy_kind", (m)->copyKind);                                          \
+    num(w, "src_kind", (m)->srcKind);                                            \
+    num(w, "dst_kind", (m)->dstKind);                                            \
+    num(w, "bytes", (int64_t)(m)->bytes);                                        \
+    dev_time(v, "start", (m)->start);                                            \
+    dev_time(v, "end", (m)->end);                                                \
+    place(w, (m)->deviceId, (m)->contextId, (m)->streamId, (m)->correlationId);  \
+  } while (0)
+
 static void kind(profW_Writer *w, const char *k) {
   profW_begin_object(w);
   profW_key(w, "kind");
@@ -150,26 +164,12 @@ void profK_save_record(profK_Capture *C, const void *rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const CUpti_ActivityMemcpy6 *m = rec;
-      kind(w, "memcpy");
-      num(w, "copy_kind", m->copyKind);
-      num(w, "src_kind", m->srcKind);
-      num(w, "dst_kind", m->dstKind);
-      num(w, "bytes", (int64_t)m->bytes);
-      dev_time(v, "start", m->start);
-      dev_time(v, "end", m->end);
-      place(w, m->deviceId, m->contextId, m->streamId, m->correlationId);
+      SAVE_COPY(w, v, m);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      const CUpti_ActivityMemcpyPtoP4 *m = rec;   /* saved as a copy: the peers are not replayed */
-      kind(w, "memcpy");
-      num(w, "copy_kind", m->copyKind);
-      num(w, "src_kind", m->srcKind);
-      num(w, "dst_kind", m->dstKind);
-      num(w, "bytes", (int64_t)m->bytes);
-      dev_time(v, "start", m->start);
-      dev_time(v, "end", m->end);
-      place(w, m->deviceId, m->contextId, m->streamId, m->correlationId);
+      const CUpti_ActivityMemcpyPtoP4 *m = rec;
+      SAVE_COPY(w, v, m);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {

@@ -3,36 +3,13 @@
 
 #include "runtime.h"
 #include "cpu.h"
+#include "binary_ops.h"
 
 /* Strides of t aligned to an output of nd dims, 0 where t is broadcast (or missing). */
 static void aligned_strides(const pr_Tensor *t, int nd, const int64_t *oshape, int64_t *st) {
   for (int i = 0; i < nd; i++) {
     int j = t->ndim - nd + i;
     st[i] = (j >= 0 && t->shape[j] == oshape[i]) ? t->stride[j] : 0;
-  }
-}
-
-static inline float f32op(prof_OpKind k, float x, float y) {
-  switch (k) {
-    case PROF_OP_ADD: return x + y;
-    case PROF_OP_SUB: return x - y;
-    case PROF_OP_MUL: return x * y;
-    case PROF_OP_DIV: return x / y;
-    case PROF_OP_POW: return powf(x, y);
-    case PROF_OP_MAXIMUM: return (x != x || x > y) ? x : y;   /* NaN propagates, as in torch */
-    case PROF_OP_MINIMUM: return (x != x || x < y) ? x : y;
-    default: return 0;
-  }
-}
-
-static inline int64_t i64op(prof_OpKind k, int64_t x, int64_t y) {
-  switch (k) {
-    case PROF_OP_ADD: return x + y;
-    case PROF_OP_SUB: return x - y;
-    case PROF_OP_MUL: return x * y;
-    case PROF_OP_MAXIMUM: return x > y ? x : y;
-    case PROF_OP_MINIMUM: return x < y ? x : y;
-    default: return 0;
   }
 }
 
@@ -69,11 +46,11 @@ int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr
       const float *pb = b != NULL ? (const float *)b->storage->data + ob : NULL;
       float sv = (float)s;
       if (pb == NULL && !scalar_first)
-        for (int64_t i = 0; i < inner; i++) o[i] = f32op(kind, pa[i * ia], sv);
+        for (int64_t i = 0; i < inner; i++) o[i] = pr_f32op(kind, pa[i * ia], sv);
       else if (pb == NULL)
-        for (int64_t i = 0; i < inner; i++) o[i] = f32op(kind, sv, pa[i * ia]);
+        for (int64_t i = 0; i < inner; i++) o[i] = pr_f32op(kind, sv, pa[i * ia]);
       else
-        for (int64_t i = 0; i < inner; i++) o[i] = f32op(kind, pa[i * ia], pb[i * ib]);
+        for (int64_t i = 0; i < inner; i++) o[i] = pr_f32op(kind, pa[i * ia], pb[i * ib]);
     } else {
       int64_t *o = (int64_t *)out->storage->data + done;
       const int64_t *pa = (const int64_t *)a->storage->data + oa;
@@ -81,7 +58,7 @@ int pr_cpu_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *a, const pr
       int64_t sv = (int64_t)s;
       for (int64_t i = 0; i < inner; i++) {
         int64_t x = pa[i * ia], y = pb != NULL ? pb[i * ib] : sv;
-        o[i] = pb == NULL && scalar_first ? i64op(kind, y, x) : i64op(kind, x, y);
+        o[i] = pb == NULL && scalar_first ? pr_i64op(kind, y, x) : pr_i64op(kind, x, y);
       }
     }
     for (int d = nd - 2; d >= 0; d--) {

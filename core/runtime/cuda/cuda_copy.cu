@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cuda_util.cuh"
+#include "binary_ops.h"
 
 /* {====================== strided copies ======================} */
 
@@ -199,38 +200,14 @@ extern "C" int pr_cuda_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Ten
 
 /* {====================== binary arithmetic ======================} */
 
-__device__ __forceinline__ float f32op(int k, float x, float y) {
-  switch (k) {
-    case PROF_OP_ADD: return x + y;
-    case PROF_OP_SUB: return x - y;
-    case PROF_OP_MUL: return x * y;
-    case PROF_OP_DIV: return x / y;
-    case PROF_OP_POW: return powf(x, y);
-    case PROF_OP_MAXIMUM: return (x != x || x > y) ? x : y;   /* NaN propagates, as in torch */
-    case PROF_OP_MINIMUM: return (x != x || x < y) ? x : y;
-    default: return 0;
-  }
-}
-
-__device__ __forceinline__ int64_t i64op(int k, int64_t x, int64_t y) {
-  switch (k) {
-    case PROF_OP_ADD: return x + y;
-    case PROF_OP_SUB: return x - y;
-    case PROF_OP_MUL: return x * y;
-    case PROF_OP_MAXIMUM: return x > y ? x : y;
-    case PROF_OP_MINIMUM: return x < y ? x : y;
-    default: return 0;
-  }
-}
-
 /* Float element types T (float, __half, __nv_bfloat16): the float32 formula, one rounding. */
 template <class T>
 static void binary_of(int k, const T *pa, View av, const T *pb, View bv, float sv,
                       int scalar_first, T *o, int64_t n) {
   pr_launch(n, [=] __device__(int64_t i) {
     float x = f_of(pa[view_off(av, i)]);
-    o[i] = of_f<T>(pb ? f32op(k, x, f_of(pb[view_off(bv, i)]))
-                      : scalar_first ? f32op(k, sv, x) : f32op(k, x, sv));
+    o[i] = of_f<T>(pb ? pr_f32op(k, x, f_of(pb[view_off(bv, i)]))
+                      : scalar_first ? pr_f32op(k, sv, x) : pr_f32op(k, x, sv));
   });
 }
 
@@ -257,8 +234,8 @@ extern "C" int pr_cuda_binary(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor 
     int64_t *o = base_of<int64_t>(out) + out->offset, sv = (int64_t)s;
     pr_launch(n, [=] __device__(int64_t i) {
       int64_t x = pa[view_off(av, i)];
-      o[i] = has_b ? i64op(k, x, pb[view_off(bv, i)])
-                   : scalar_first ? i64op(k, sv, x) : i64op(k, x, sv);
+      o[i] = has_b ? pr_i64op(k, x, pb[view_off(bv, i)])
+                   : scalar_first ? pr_i64op(k, sv, x) : pr_i64op(k, x, sv);
     });
   }
   return pr_cuda_check(rt, name);
