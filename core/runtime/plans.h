@@ -2,6 +2,8 @@
 #ifndef PR_PLANS_H
 #define PR_PLANS_H
 
+#include <string.h>
+
 /* The element pointer of a float32 tensor's first element (device memory of its backend). */
 float *pr_f32(const pr_Tensor *t);
 
@@ -77,5 +79,17 @@ typedef struct pr_ResampleGeom {
   int32_t mode;                /* prof_InterpMode */
   int align_corners;
 } pr_ResampleGeom;
+
+/* interpolate's area mode is adaptive average pooling over the same planes (both devices) */
+static inline pr_PoolGeom pr_resample_area_geom(const pr_ResampleGeom *g) {
+  pr_PoolGeom p;
+  memset(&p, 0, sizeof p);
+  p.planes = g->planes;
+  for (int a = 0; a < 3; a++) {
+    p.in[a] = g->in[a];
+    p.out[a] = g->out[a];
+  }
+  return p;
+}
 
 #endif

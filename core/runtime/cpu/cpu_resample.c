@@ -104,25 +104,13 @@ static void *build_axes(pr_Runtime *rt, const pr_ResampleGeom *g, Axis *ax) {
   return mem;
 }
 
-/* area mode is adaptive average pooling over the same planes */
-static pr_PoolGeom area_geom(const pr_ResampleGeom *g) {
-  pr_PoolGeom p;
-  memset(&p, 0, sizeof p);
-  p.planes = g->planes;
-  for (int a = 0; a < 3; a++) {
-    p.in[a] = g->in[a];
-    p.out[a] = g->out[a];
-  }
-  return p;
-}
-
 int pr_cpu_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,
                        pr_Tensor *out) {
   if (x->dtype != PROF_F32)
     return pr_error(rt, "interpolate: cpu kernels compute float32, got %s",
                     prof_dtype_name(x->dtype));
   if (g->mode == PROF_INTERP_AREA) {
-    pr_PoolGeom p = area_geom(g);
+    pr_PoolGeom p = pr_resample_area_geom(g);
     return pr_cpu_pool(rt, PROF_OP_ADAPTIVE_AVG_POOL, x, &p, out, NULL);
   }
   Axis ax[3];
@@ -164,7 +152,7 @@ int pr_cpu_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom
 int pr_cpu_interpolate_backward(pr_Runtime *rt, const pr_Tensor *gy, const pr_ResampleGeom *g,
                                 pr_Tensor *gx) {
   if (g->mode == PROF_INTERP_AREA) {
-    pr_PoolGeom p = area_geom(g);
+    pr_PoolGeom p = pr_resample_area_geom(g);
     return pr_cpu_pool_backward(rt, PROF_OP_ADAPTIVE_AVG_POOL, gy, NULL, &p, gx);
   }
   Axis ax[3];

@@ -79,23 +79,11 @@ static __device__ Taps axis_taps(const pr_ResampleGeom &g, int a, int taps, int6
   return r;
 }
 
-/* area mode is adaptive average pooling over the same planes (as cpu_resample.c's area_geom) */
-static pr_PoolGeom area_geom(const pr_ResampleGeom *g) {
-  pr_PoolGeom p;
-  memset(&p, 0, sizeof p);
-  p.planes = g->planes;
-  for (int a = 0; a < 3; a++) {
-    p.in[a] = g->in[a];
-    p.out[a] = g->out[a];
-  }
-  return p;
-}
-
 extern "C" int pr_cuda_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_ResampleGeom *g,
                                    pr_Tensor *out) {
   if (need_f32(rt, "interpolate", x) != 0) return PR_ERR;
   if (g->mode == PROF_INTERP_AREA) {
-    pr_PoolGeom p = area_geom(g);
+    pr_PoolGeom p = pr_resample_area_geom(g);
     return pr_cuda_pool(rt, PROF_OP_ADAPTIVE_AVG_POOL, x, &p, out, NULL);
   }
   pr_Tensor *xc = pr_contiguous_data(rt, x);
@@ -130,7 +118,7 @@ extern "C" int pr_cuda_interpolate_backward(pr_Runtime *rt, const pr_Tensor *gy,
                                             const pr_ResampleGeom *g, pr_Tensor *gx) {
   if (need_f32(rt, "interpolate backward", gy) != 0) return PR_ERR;
   if (g->mode == PROF_INTERP_AREA) {
-    pr_PoolGeom p = area_geom(g);
+    pr_PoolGeom p = pr_resample_area_geom(g);
     return pr_cuda_pool_backward(rt, PROF_OP_ADAPTIVE_AVG_POOL, gy, NULL, &p, gx);
   }
   pr_Tensor *gc = pr_contiguous_data(rt, gy);
