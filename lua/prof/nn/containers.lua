@@ -74,7 +74,8 @@ local function insert(self, pos, m)
           2)
   end
   if pos < 0 then pos = n + pos + 1 end
-  local slots = slots_of(self)
+  local slots = module.own_slots(self)
+  order = module.own_order(self, "_modules")
   for j = n, pos, -1 do
     local child = rawget(slots, j)
     rawset(slots, j + 1, child)
