@@ -650,6 +650,11 @@ typedef struct prof_ModuleInfo {
 /* Number of registered modules; ids are 0 .. count-1 in registration order. */
 PROF_API int32_t prof_module_count(const prof_State *S);
 
+/* Writes up to n ids of module id's children, in insertion order, into ids and returns how many
+   children it has (0 for an unknown id). */
+PROF_API int32_t prof_module_children(const prof_State *S, prof_ModuleId id, prof_ModuleId *ids,
+                                      int32_t n);
+
 /*
 ** Merges what every thread recorded into the session's snapshot: inclusive and self counts per
 ** phase, never-called containers summed from their children, the ignore semantics of both

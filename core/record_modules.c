@@ -66,7 +66,7 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   int ignored = (node->flags & PROF_MODULE_IGNORED) != 0;
   f->node = id;
   f->phase = (uint8_t)R->phase;
-  f->counted = slot->open == 0 && !ignored;
+  f->counted = R->open[id] == 0 && !ignored;
   /* a rule replaces what its module's forward runs (its backward is measured op by op); an
      ignored module is never ruled */
   f->ruled = f->counted && (node->flags & PROF_MODULE_RULE) != 0 && R->phase == PROF_PHASE_FORWARD;
@@ -75,12 +75,12 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   f->suppressing = (ignored && S->conv == PROF_CONV_EXACT) || f->ruled;
   /* DeepSpeed gives an ignored module no frame: its own ops land in the enclosing module. */
   f->attr_node = ignored ? outer_attr : id;
-  slot->open++;
+  R->open[id]++;
   if (f->suppressing) R->suppress++;
   /* pushed idle too: a call entered in warmup is popped in the window */
   profR_corr_push(S, PROFK_EXT_MODULE, profK_module_ext(f->attr_node, f->phase));
   if (!profR_active(S)) return;
-  if (f->counted) slot->incl[f->phase].calls++;
+  if (f->counted) slot->incl.calls++;
   f->start = R->totals[f->phase];
   f->t0 = profC_ticks(&S->clock);
 }
@@ -103,11 +103,10 @@ static void close_frame(profR_Recorder *R, int64_t now, int active, int unwindin
     profR_sticky(R, PROF_ERRARG, R->S->errmsg, f->node);
   R->sp--;
   profR_corr_pop(R->S, PROFK_EXT_MODULE);
-  profR_Slot *slot = &R->slots[f->node];
-  slot->open--;
+  R->open[f->node]--;
   if (f->suppressing) R->suppress--;
   if (!active || !f->counted) return;
-  profT_Acc *in = &slot->incl[f->phase];
+  profT_Acc *in = &R->slots[f->phase][f->node].incl;   /* entering made the frame's phase's */
   const profT_Acc *tot = &R->totals[f->phase];
   /* the gains are non-negative and a module's inclusive counts are a part of the total, so
      nothing here can overflow unless a total did (profR_add marked the recorder then) */

@@ -37,19 +37,54 @@ static int grow_events(profR_Recorder *R, int64_t cap) {
   return grow_shapes(R);
 }
 
-int profR_grow_slots(profR_Recorder *R, int32_t need) {
+/* A copy of the first old of p's size-byte entries in a new block of cap, the rest zero; NULL
+   when out of memory. */
+static void *copy_grown(prof_State *S, const void *p, size_t size, int32_t old, int32_t cap) {
+  char *q = profI_alloc(S, size * (size_t)cap);
+  if (q == NULL) return NULL;
+  if (old > 0) memcpy(q, p, size * (size_t)old);
+  memset(q + size * (size_t)old, 0, size * (size_t)(cap - old));
+  return q;
+}
+
+/* Every per-module array at cap entries, or none of them (each block's size is cap_slots's: a
+   partial growth could not be freed right). */
+static int grow_all(profR_Recorder *R, int32_t cap) {
   prof_State *S = R->S;
-  int32_t n = profT_count(S);
+  int32_t old = R->cap_slots;
+  int32_t *open = copy_grown(S, R->open, sizeof *open, old, cap);
+  profR_Slot *slots[PROF_PHASE_COUNT] = {NULL};
+  int ok = open != NULL;
+  for (int p = 0; p < PROF_PHASE_COUNT && ok; p++)
+    if (R->slots[p] != NULL)
+      ok = (slots[p] = copy_grown(S, R->slots[p], sizeof *slots[p], old, cap)) != NULL;
+  if (!ok) {
+    profI_free(S, open, sizeof *open * (size_t)cap);
+    for (int p = 0; p < PROF_PHASE_COUNT; p++)
+      profI_free(S, slots[p], sizeof *slots[p] * (size_t)cap);
+    return PROF_ERRMEM;
+  }
+  profI_free(S, R->open, sizeof *R->open * (size_t)old);
+  R->open = open;
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    if (R->slots[p] == NULL) continue;
+    profI_free(S, R->slots[p], sizeof *R->slots[p] * (size_t)old);
+    R->slots[p] = slots[p];
+  }
+  R->cap_slots = cap;
+  return PROF_OK;
+}
+
+int profR_grow_slots(profR_Recorder *R, int32_t need, int phase) {
+  int32_t n = profT_count(R->S);
   int32_t cap = need > n ? need : n;
   if (cap < 64) cap = 64;
-  if (cap <= R->cap_slots) return PROF_OK;
   if (cap < 2 * R->cap_slots) cap = 2 * R->cap_slots;
-  profR_Slot *s = profI_realloc(S, R->slots, sizeof *s * (size_t)R->cap_slots,
-                                sizeof *s * (size_t)cap);
-  if (s == NULL) return PROF_ERRMEM;
-  memset(s + R->cap_slots, 0, sizeof *s * (size_t)(cap - R->cap_slots));
-  R->slots = s;
-  R->cap_slots = cap;
+  if (cap > R->cap_slots && grow_all(R, cap) != PROF_OK) return PROF_ERRMEM;
+  if (R->slots[phase] == NULL) {
+    R->slots[phase] = copy_grown(R->S, NULL, sizeof *R->slots[phase], 0, R->cap_slots);
+    if (R->slots[phase] == NULL) return PROF_ERRMEM;
+  }
   return PROF_OK;
 }
 
@@ -66,7 +101,9 @@ int profR_grow_stack(profR_Recorder *R) {
 }
 
 static void free_recorder(prof_State *S, profR_Recorder *R) {
-  profI_free(S, R->slots, sizeof *R->slots * (size_t)R->cap_slots);
+  profI_free(S, R->open, sizeof *R->open * (size_t)R->cap_slots);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++)
+    profI_free(S, R->slots[p], sizeof *R->slots[p] * (size_t)R->cap_slots);
   profI_free(S, R->events, sizeof *R->events * (size_t)R->cap_events);
   profI_free(S, R->shapes, sizeof *R->shapes * (size_t)R->cap_shapes);
   profI_free(S, R->stack, sizeof *R->stack * (size_t)R->cap_stack);
@@ -80,7 +117,7 @@ static profR_Recorder *create(prof_State *S) {
   R->S = S;
   R->thread = pthread_self();
   R->phase = PROF_PHASE_FORWARD;
-  if (profR_grow_slots(R, 0) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK ||
+  if (profR_grow_slots(R, 0, PROF_PHASE_FORWARD) != PROF_OK || grow_events(R, S->event_capacity) != PROF_OK ||
       profR_grow_stack(R) != PROF_OK) {
     free_recorder(S, R);
     return NULL;
@@ -122,7 +159,9 @@ void profR_free_all(prof_State *S) {
 }
 
 void profR_zero(profR_Recorder *R) {
-  memset(R->slots, 0, sizeof *R->slots * (size_t)R->cap_slots);
+  memset(R->open, 0, sizeof *R->open * (size_t)R->cap_slots);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++)
+    if (R->slots[p] != NULL) memset(R->slots[p], 0, sizeof *R->slots[p] * (size_t)R->cap_slots);
   memset(R->totals, 0, sizeof R->totals);
   memset(R->unattributed, 0, sizeof R->unattributed);
   R->n_ranges = 0;
@@ -191,6 +230,12 @@ int prof_check(prof_State *S) {
 void prof_set_phase(prof_State *S, prof_Phase phase) {
   profR_Recorder *R = profR_get(S);
   if (R == NULL || (unsigned)phase >= PROF_PHASE_COUNT) return;
+  /* the phase's slots before its first op: an open frame's ops land in them (profR_add) */
+  if (R->slots[phase] == NULL && profR_grow_slots(R, 0, phase) != PROF_OK) {
+    profR_sticky(R, PROF_ERRMEM, "prof_set_phase: out of memory for the phase's counters",
+                 profR_attr_node(R));
+    return;
+  }
   R->phase = phase;
   /* a device capture's module id carries the phase: the innermost call's is replaced in place */
   if (S->corr_push != NULL && R->sp > 0) {

@@ -13,8 +13,9 @@ typedef struct profR_Cache {
 
 PROF_INTERNAL __attribute__((tls_model("initial-exec"))) _Thread_local profR_Cache profR_cache;
 
-/* Grows R's per-module slots to hold module need - 1 (and every module registered so far). */
-PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need) __attribute__((cold));
+/* Grows R's per-module slots to hold module need - 1 (and every module registered so far), and
+   makes phase's if it has none. */
+PROF_INTERNAL int profR_grow_slots(profR_Recorder *R, int32_t need, int phase) __attribute__((cold));
 /* Doubles R's frame stack (up to PROF_STACK_MAX frames). */
 PROF_INTERNAL int profR_grow_stack(profR_Recorder *R) __attribute__((cold));
 /* Gives every recorder an event buffer of the session's capacity. */
@@ -46,10 +47,13 @@ static inline profR_Recorder *profR_find(prof_State *S) {
   return profR_lookup(S, 0);
 }
 
-/* Slot k of R, grown on the first record of a module registered after R's last growth. */
+/* Slot k of R in its current phase, grown on the first record of a module registered after R's
+   last growth, or in a phase R had not recorded in. */
 static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
-  if (__builtin_expect(k >= R->cap_slots, 0) && profR_grow_slots(R, k + 1) != PROF_OK) return NULL;
-  return &R->slots[k];
+  if (__builtin_expect(k >= R->cap_slots || R->slots[R->phase] == NULL, 0) &&
+      profR_grow_slots(R, k + 1, R->phase) != PROF_OK)
+    return NULL;
+  return &R->slots[R->phase][k];
 }
 
 static inline int profR_active(const prof_State *S) {
@@ -82,7 +86,7 @@ static inline void profR_corr_pop(prof_State *S, int kind) {
 /*
 ** Adds to R's totals (every open frame sees them at exit) and to node k's own counts. Inline:
 ** it is most of an op record's work. k < cap_slots: k is an open frame's node, and entering it
-** grew the slots.
+** grew the slots; the current phase has slots: entering a frame or switching phase made them.
 **
 ** Counts are non-negative and a node's own counts are a part of the phase's total, so only the
 ** total can pass INT64_MAX first: its four sums are made unsigned and their sign bits tested at
@@ -92,7 +96,7 @@ static inline void profR_corr_pop(prof_State *S, int kind) {
 static inline void profR_add(profR_Recorder *R, int32_t k, int64_t macs, int64_t flops,
                              int64_t br, int64_t bw) {
   profT_Acc *tot = &R->totals[R->phase];
-  profT_Acc *self = k >= 0 ? &R->slots[k].self[R->phase] : &R->unattributed[R->phase];
+  profT_Acc *self = k >= 0 ? &R->slots[R->phase][k].self : &R->unattributed[R->phase];
   tot->calls++;
   self->calls++;
   uint64_t m = (uint64_t)tot->macs + (uint64_t)macs, f = (uint64_t)tot->flops + (uint64_t)flops;

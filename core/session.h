@@ -38,11 +38,9 @@ typedef struct profT_Node {
 #define PROF_NODE_CHUNK 1024
 #define PROF_NODE_CHUNKS 4096  /* 4 M modules per session */
 
-/* What one recorder keeps of one module: its calls on that thread. */
+/* What one recorder keeps of one module in one phase: its calls on that thread. */
 typedef struct profR_Slot {
-  int32_t open;                /* frames currently open on this node (recursion guard) */
-  profT_Acc incl[PROF_PHASE_COUNT];
-  profT_Acc self[PROF_PHASE_COUNT];
+  profT_Acc incl, self;
 } profR_Slot;
 
 /*
@@ -128,8 +126,11 @@ typedef struct profR_Recorder {
   /* user ranges */
   profR_Range ranges[PROF_RANGE_MAX];
   int32_t n_ranges;
-  /* per module: grown to the session's module count when first needed */
-  profR_Slot *slots;
+  /* per module, cap_slots of each: grown to the session's module count when first needed. A
+     phase's slots exist once the thread records in it (a forward-only run never makes the other
+     two: a million modules' counters were 296 bytes each, 96 a phase) */
+  int32_t *open;               /* frames currently open on each node (recursion guard) */
+  profR_Slot *slots[PROF_PHASE_COUNT];
   int32_t cap_slots;
   /* events (none when the session buffers none) */
   profR_Event *events;
@@ -148,17 +149,27 @@ typedef struct profT_Rule {
 
 /* One module in the snapshot: every thread's calls merged, the ignore semantics applied. */
 typedef struct profS_Module {
-  int64_t dev_incl[PROF_PHASE_COUNT], dev_self[PROF_PHASE_COUNT], dev_ops[PROF_PHASE_COUNT];
-  profT_Acc incl[PROF_PHASE_COUNT];
-  profT_Acc self[PROF_PHASE_COUNT];
   int64_t params_counted;      /* params less those of hidden subtrees (exact conventions) */
   int64_t params_removed;      /* scratch while merging: params of hidden subtrees below */
   uint8_t hidden;              /* ignored, or under exact inside an ignored subtree */
 } profS_Module;
 
+/* One phase of one module in the snapshot: host counts, and GPU time from the device capture. */
+typedef struct profS_Counts {
+  profT_Acc incl, self;
+} profS_Counts;
+
+typedef struct profS_Device {
+  int64_t incl, self, ops;
+} profS_Device;
+
 typedef struct profS_Snapshot {
   profS_Module *modules;
-  int32_t n, cap;
+  int32_t n, cap;              /* every array below holds cap modules */
+  /* per phase, NULL while no thread recorded in it (its counts are zeros), and GPU time, NULL
+     while the capture delivered none for it: a forward on the host holds one of six */
+  profS_Counts *counts[PROF_PHASE_COUNT];
+  profS_Device *device[PROF_PHASE_COUNT];
   /* the modules' pre-order at the snapshot (n of them), so that a reader taking a million
      modules in slices does not walk the tree once per slice */
   int32_t *preorder;

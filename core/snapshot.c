@@ -7,7 +7,12 @@
 #include "saturate.h"
 
 void profS_free(prof_State *S) {
-  profI_free(S, S->snap.modules, sizeof *S->snap.modules * (size_t)S->snap.cap);
+  profS_Snapshot *snap = &S->snap;
+  profI_free(S, snap->modules, sizeof *snap->modules * (size_t)snap->cap);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    profI_free(S, snap->counts[p], sizeof *snap->counts[p] * (size_t)snap->cap);
+    profI_free(S, snap->device[p], sizeof *snap->device[p] * (size_t)snap->cap);
+  }
   profI_free(S, S->snap.preorder, sizeof *S->snap.preorder * (size_t)S->snap.cap_preorder);
   memset(&S->snap, 0, sizeof S->snap);
 }
@@ -44,43 +49,75 @@ static int acc_saturated(const profT_Acc *a) {
          prof_is_saturated(a->time_ns);
 }
 
-/* GPU time per module: each device op's duration is its attribution node's own; inclusive sums
-   run up the tree (children have larger ids: one backward pass). */
-static void device_times(prof_State *S, int32_t n) {
+/* The snapshot's array *p of cap entries of size bytes, made (zeroed) if it has none. */
+static int phase_array(prof_State *S, void **p, size_t size) {
+  if (S->snap.cap == 0) return PROF_OK;   /* no module: nothing to hold */
+  if (*p == NULL) {
+    *p = profI_alloc(S, size * (size_t)S->snap.cap);
+    if (*p == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+  }
+  memset(*p, 0, size * (size_t)S->snap.n);
+  return PROF_OK;
+}
+
+/* Every per-module array of the snapshot at cap entries (their contents are rewritten next). */
+static int grow_snapshot(prof_State *S, int32_t cap) {
   profS_Snapshot *snap = &S->snap;
-  if (n == 0 || profK_event_count(S) == 0) return;
+  profS_Module *m = profI_realloc(S, snap->modules, sizeof *m * (size_t)snap->cap,
+                                  sizeof *m * (size_t)cap);
+  if (m == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
+  snap->modules = m;
+  /* the phase arrays are made again at the new size when next needed */
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    profI_free(S, snap->counts[p], sizeof *snap->counts[p] * (size_t)snap->cap);
+    profI_free(S, snap->device[p], sizeof *snap->device[p] * (size_t)snap->cap);
+    snap->counts[p] = NULL;
+    snap->device[p] = NULL;
+  }
+  snap->cap = cap;
+  return PROF_OK;
+}
+
+/* GPU time per module: each device op's duration is its attribution node's own; inclusive sums
+   run up the tree (children have larger ids: one backward pass). A phase without device ops has
+   no array. */
+static int device_times(prof_State *S, int32_t n) {
+  profS_Snapshot *snap = &S->snap;
+  if (n == 0 || profK_event_count(S) == 0) return PROF_OK;
   for (int64_t i = 0; i < profK_event_count(S); i++) {
     const profK_Event *e = profK_event(S, i);
     if (e->module < 0 || e->module >= n || e->phase >= PROF_PHASE_COUNT) continue;
     if (e->kind != PROF_EVENT_KERNEL && e->kind != PROF_EVENT_MEMCPY && e->kind != PROF_EVENT_MEMSET)
       continue;
-    snap->modules[e->module].dev_self[e->phase] += e->t_end - e->t_begin;
-    snap->modules[e->module].dev_ops[e->phase]++;
+    profS_Device *d = snap->device[e->phase];
+    if (d == NULL) {
+      if (phase_array(S, (void **)&snap->device[e->phase], sizeof *d) != PROF_OK) return PROF_ERRMEM;
+      d = snap->device[e->phase];
+      if (d == NULL) continue;
+    }
+    d[e->module].self += e->t_end - e->t_begin;
+    d[e->module].ops++;
   }
-  for (int32_t k = n - 1; k >= 0; k--) {
-    profS_Module *m = &snap->modules[k];
-    int32_t parent = profT_node(S, k)->parent;
-    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
-      m->dev_incl[p] += m->dev_self[p];
-      if (parent >= 0) {   /* m's sums are final here: its children came first */
-        snap->modules[parent].dev_incl[p] += m->dev_incl[p];
-        snap->modules[parent].dev_ops[p] += m->dev_ops[p];
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    profS_Device *d = snap->device[p];
+    if (d == NULL) continue;
+    for (int32_t k = n - 1; k >= 0; k--) {
+      int32_t parent = profT_node(S, k)->parent;
+      d[k].incl += d[k].self;
+      if (parent >= 0) {   /* k's sums are final here: its children came first */
+        d[parent].incl += d[k].incl;
+        d[parent].ops += d[k].ops;
       }
     }
   }
+  return PROF_OK;
 }
 
 int prof_snapshot(prof_State *S) {
   profS_Snapshot *snap = &S->snap;
   profK_on_snapshot(S);   /* while active: a drain, so that device events are current */
   int32_t n = profT_count(S);
-  if (n > snap->cap) {
-    profS_Module *m = profI_realloc(S, snap->modules, sizeof *m * (size_t)snap->cap,
-                                    sizeof *m * (size_t)n);
-    if (m == NULL) return profI_error(S, PROF_ERRMEM, "prof_snapshot: out of memory");
-    snap->modules = m;
-    snap->cap = n;
-  }
+  if (n > snap->cap && grow_snapshot(S, n) != PROF_OK) return PROF_ERRMEM;
   if (n > snap->cap_preorder) {
     int32_t *order = profI_realloc(S, snap->preorder, sizeof *order * (size_t)snap->cap_preorder,
                                    sizeof *order * (size_t)n);
@@ -92,19 +129,33 @@ int prof_snapshot(prof_State *S) {
   if (n > 0) prof_module_preorder(S, snap->preorder, n);
   snap->preorder_version = S->tree_version;
   if (n > 0) memset(snap->modules, 0, sizeof *snap->modules * (size_t)n);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++)   /* filled again below, where there are device ops */
+    if (snap->device[p] != NULL) memset(snap->device[p], 0, sizeof *snap->device[p] * (size_t)n);
   memset(snap->totals, 0, sizeof snap->totals);
   memset(snap->unattributed, 0, sizeof snap->unattributed);
   for (int d = 0; d < 2; d++) snap->mem_peak[d] = atomic_load(&S->mem_peak[d]);
   snap->n_events = snap->dropped = 0;
   snap->saturated = 0;
   pthread_mutex_lock(&S->lock);
+  /* a phase has counts once some thread recorded in it */
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    int used = 0;
+    for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) used |= R->slots[p] != NULL;
+    if (used && phase_array(S, (void **)&snap->counts[p], sizeof *snap->counts[p]) != PROF_OK) {
+      pthread_mutex_unlock(&S->lock);
+      return PROF_ERRMEM;
+    }
+    if (!used && snap->counts[p] != NULL) memset(snap->counts[p], 0, sizeof *snap->counts[p] * (size_t)n);
+  }
   for (const profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
     int32_t m = R->cap_slots < n ? R->cap_slots : n;
-    for (int32_t k = 0; k < m; k++)
-      for (int p = 0; p < PROF_PHASE_COUNT; p++) {
-        acc_add(&snap->modules[k].incl[p], &R->slots[k].incl[p]);
-        acc_add(&snap->modules[k].self[p], &R->slots[k].self[p]);
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      if (R->slots[p] == NULL || snap->counts[p] == NULL) continue;   /* none, or made since */
+      for (int32_t k = 0; k < m; k++) {
+        acc_add(&snap->counts[p][k].incl, &R->slots[p][k].incl);
+        acc_add(&snap->counts[p][k].self, &R->slots[p][k].self);
       }
+    }
     for (int p = 0; p < PROF_PHASE_COUNT; p++) {
       acc_add(&snap->totals[p], &R->totals[p]);
       acc_add(&snap->unattributed[p], &R->unattributed[p]);
@@ -118,11 +169,14 @@ int prof_snapshot(prof_State *S) {
   snap->n_events += profK_event_count(S);   /* device events follow the host's */
   /* recorders count time in ticks; the snapshot holds nanoseconds */
   profC_calibrate(&S->clock);
-  for (int32_t k = 0; k < n; k++)
-    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
-      snap->modules[k].incl[p].time_ns = profC_dur_ns(&S->clock, snap->modules[k].incl[p].time_ns);
-      snap->modules[k].self[p].time_ns = profC_dur_ns(&S->clock, snap->modules[k].self[p].time_ns);
+  for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+    profS_Counts *c = snap->counts[p];
+    if (c == NULL) continue;
+    for (int32_t k = 0; k < n; k++) {
+      c[k].incl.time_ns = profC_dur_ns(&S->clock, c[k].incl.time_ns);
+      c[k].self.time_ns = profC_dur_ns(&S->clock, c[k].self.time_ns);
     }
+  }
   /* Children have larger ids than their parents, so one backward pass sees every child final
      before its parent. A module never called itself (a ModuleList, a ModuleDict) still holds its
      children: its inclusive counts and time are theirs, summed, as DeepSpeed's recursion gives. */
@@ -139,9 +193,10 @@ int prof_snapshot(prof_State *S) {
     profS_Module *m = &snap->modules[k];
     if (!(node->flags & PROF_MODULE_IGNORED))
       for (int p = 0; p < PROF_PHASE_COUNT; p++) {
-        if (m->incl[p].calls != 0) continue;
+        profS_Counts *pc = snap->counts[p];
+        if (pc == NULL || pc[k].incl.calls != 0) continue;
         for (int32_t c = node->first_child; c >= 0; c = profT_node(S, c)->next_sibling)
-          acc_add_counts(&m->incl[p], &snap->modules[c].incl[p]);
+          acc_add_counts(&pc[k].incl, &pc[c].incl);
       }
     /* exact conventions: an ignored subtree leaves its ancestors' params too */
     m->params_counted = prof_sat_sub(node->params, m->params_removed);
@@ -154,12 +209,12 @@ int prof_snapshot(prof_State *S) {
     }
     snap->saturated |= prof_is_saturated(node->params) | prof_is_saturated(m->params_counted);
     for (int p = 0; p < PROF_PHASE_COUNT; p++)
-      snap->saturated |= acc_saturated(&m->incl[p]) | acc_saturated(&m->self[p]);
+      if (snap->counts[p] != NULL)
+        snap->saturated |= acc_saturated(&snap->counts[p][k].incl) | acc_saturated(&snap->counts[p][k].self);
   }
   for (int p = 0; p < PROF_PHASE_COUNT; p++)
     snap->saturated |= acc_saturated(&snap->totals[p]) | acc_saturated(&snap->unattributed[p]);
-  device_times(S, n);
-  return PROF_OK;
+  return device_times(S, n);
 }
 
 int32_t prof_module_preorder_from(const prof_State *S, int32_t first, prof_ModuleId *ids,
@@ -204,15 +259,19 @@ int prof_module_info(const prof_State *S, prof_ModuleId id, prof_ModuleInfo *out
   info.flags = node->flags;
   info.params = node->params;
   info.params_counted = node->params;
-  if (id < S->snap.n) {
-    const profS_Module *m = &S->snap.modules[id];
-    for (int p = 0; p < PROF_PHASE_COUNT; p++) fill_counts(&m->incl[p], &m->self[p], &info.phase[p]);
+  const profS_Snapshot *snap = &S->snap;
+  if (id < snap->n) {
+    const profS_Module *m = &snap->modules[id];
     info.hidden = m->hidden;
     info.params_counted = m->params_counted;
-    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
-      info.device_time_ns[p] = m->dev_incl[p];
-      info.self_device_time_ns[p] = m->dev_self[p];
-      info.device_ops[p] = m->dev_ops[p];
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {   /* a phase without an array is zeros */
+      if (snap->counts[p] != NULL)
+        fill_counts(&snap->counts[p][id].incl, &snap->counts[p][id].self, &info.phase[p]);
+      if (snap->device[p] != NULL) {
+        info.device_time_ns[p] = snap->device[p][id].incl;
+        info.self_device_time_ns[p] = snap->device[p][id].self;
+        info.device_ops[p] = snap->device[p][id].ops;
+      }
     }
   }
   /* a caller built against an older, smaller prof_ModuleInfo gets only what it has room for */

@@ -177,6 +177,15 @@ void profT_short_path(prof_State *S, prof_ModuleId id, char *buf, size_t size) {
 
 int32_t prof_module_count(const prof_State *S) { return profT_count(S); }
 
+int32_t prof_module_children(const prof_State *S, prof_ModuleId id, prof_ModuleId *ids,
+                             int32_t n) {
+  if (id < 0 || id >= profT_count(S)) return 0;
+  int32_t k = 0;
+  for (int32_t c = profT_node(S, id)->first_child; c >= 0; c = profT_node(S, c)->next_sibling, k++)
+    if (k < n) ids[k] = c;
+  return k;
+}
+
 int32_t profT_preorder(const prof_State *S, int32_t first, prof_ModuleId *ids, int32_t n) {
   /* Iterative walk over the first-child/next-sibling links: no recursion, no allocation. */
   int32_t pos = 0;

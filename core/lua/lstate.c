@@ -319,7 +319,9 @@ static int parse_column(const char *name, int *field, int *phase, int *count) {
 /* S:module_columns{name, ...}: {name = array over the modules in pre-order} for each name ("id",
    "parent" (false for a root), "name", "type", "depth", "params", "params_counted", "ignored",
    "rule", "hidden", or "fwd.macs"-style counts of a phase): the fields a reader needs from a
-   million modules as a few arrays, 16 bytes a value, instead of S:modules' four tables a row. */
+   million modules as a few arrays, 16 bytes a value, instead of S:modules' four tables a row.
+   S:module_columns(names, first, count): only pre-order positions first .. first + count - 1
+   (1-based; the arrays start at 1), so that a reader can hold a slice at a time. */
 #define MAX_COLUMNS 64   /* more than every field and count there is (49) */
 static int s_module_columns(lua_State *L) {
   prof_State *S = snapshot_S(L);
@@ -328,7 +330,13 @@ static int s_module_columns(lua_State *L) {
   luaL_argcheck(L, ncol <= MAX_COLUMNS, 2, "too many columns");
   luaL_checkstack(L, ncol + 4, "module_columns");
   int field[MAX_COLUMNS], phase[MAX_COLUMNS], count[MAX_COLUMNS];
-  int32_t n = prof_module_count(S);
+  int32_t total = prof_module_count(S);
+  lua_Integer first = luaL_optinteger(L, 3, 1);
+  luaL_argcheck(L, first >= 1, 3, "positions start at 1");
+  lua_Integer want = luaL_optinteger(L, 4, total);
+  luaL_argcheck(L, want >= 0, 4, "negative count");
+  int32_t base = first - 1 < total ? (int32_t)(first - 1) : total;   /* 0-based */
+  int32_t n = want < total - base ? (int32_t)want : total - base;
   lua_createtable(L, 0, ncol);
   int out = lua_gettop(L);
   for (int j = 0; j < ncol; j++) {
@@ -348,7 +356,7 @@ static int s_module_columns(lua_State *L) {
   enum { SLICE = 4096 };
   prof_ModuleId ids[SLICE];
   for (int32_t lo = 0; lo < n; lo += SLICE) {
-    int32_t got = prof_module_preorder_from(S, lo, ids, SLICE);
+    int32_t got = prof_module_preorder_from(S, base + lo, ids, n - lo < SLICE ? n - lo : SLICE);
     for (int32_t k = 0; k < got; k++) {
       prof_ModuleInfo info = {.size = sizeof info};
       prof_module_info(S, ids[k], &info);
@@ -374,6 +382,26 @@ static int s_module_columns(lua_State *L) {
     }
   }
   lua_settop(L, out);
+  return 1;
+}
+
+/* S:module_children(id): the ids of id's children in insertion order, as an array. */
+static int s_module_children(lua_State *L) {
+  prof_State *S = check_S(L);
+  prof_ModuleId id = (prof_ModuleId)luaL_checkinteger(L, 2);
+  luaL_argcheck(L, id >= 0 && id < prof_module_count(S), 2, "unknown module id");
+  prof_ModuleId some[256];
+  int32_t n = prof_module_children(S, id, some, 256);
+  prof_ModuleId *ids = some;
+  if (n > 256) {   /* a wide container: its ids in a block Lua owns (freed with the stack) */
+    ids = lua_newuserdatauv(L, sizeof *ids * (size_t)n, 0);
+    prof_module_children(S, id, ids, n);
+  }
+  lua_createtable(L, n, 0);
+  for (int32_t k = 0; k < n; k++) {
+    lua_pushinteger(L, ids[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
   return 1;
 }
 
@@ -489,6 +517,7 @@ void lbind_open_state(lua_State *L) {
       {"path", s_path},
       {"current", s_current}, {"modules", s_modules}, {"module_columns", s_module_columns}, {"totals", s_totals},
       {"counts_saturated", s_counts_saturated}, {"module_count", s_module_count},
+      {"module_children", s_module_children},
       {"export_chrome_trace", ltrace_export}, {"profile_json", s_profile_json}, LEVENTS_METHODS,
       {"set_with_stack", lstack_set_with_stack}, {"apply_ignore", lhooks_apply_ignore},
       LCAPTURE_METHODS,

@@ -9,6 +9,7 @@ local report = require "prof.report"
 local rules = require "prof.rules"
 local units = require "prof.report.units"
 local capture = require "prof.capture"
+local profile_view = require "prof.profile_view"
 
 local M = {}
 
@@ -162,6 +163,12 @@ local function latency(self, host_ns, device_ns)
   return host_ns > 0 and host_ns / 1e9 or nil
 end
 
+-- The conventions a session of self counts under. force_conventions: the exact re-count for the
+-- roofline verdict, whatever --set says.
+local function conventions_of(self)
+  return self.force_conventions or config.pick("flops_profiler.conventions", self.conventions, "exact")
+end
+
 -- start_profile([ignore_list]): zeroes the counts and starts recording this model's calls.
 function FlopsProfiler:start_profile(ignore_list)
   if type(ignore_list) == "table" and ignore_list.ignore_list ~= nil then
@@ -171,8 +178,7 @@ function FlopsProfiler:start_profile(ignore_list)
   local S = self.S or core.new()
   self.S = S
   S:clear()
-  -- force_conventions: the exact re-count for the roofline verdict, whatever --set says
-  S:set_conventions(self.force_conventions or config.pick("flops_profiler.conventions", self.conventions, "exact"))
+  S:set_conventions(conventions_of(self))
   local list = config.pick("flops_profiler.ignore_modules", ignore_list, {})
   local type_rules = rules.load(config.pick("flops_profiler.rules", self.rules, {}))
   local matcher = ignore.matcher(list, self.model)
@@ -265,46 +271,39 @@ end
 
 -- The profile as plain tables (report scripts' input; see scripts/reports/).
 -- extra: summary facts the engine knows (world_size, batch_size, bwd_latency_s, ...); exact_flops
--- (path -> flops), the same forward counted under exact conventions when the profile's are not.
-function FlopsProfiler:profile(extra)
+-- (pre-order position -> flops), the same forward counted under exact conventions when the
+-- profile's are not. view = true: the modules are a view over the open session
+-- (prof.profile_view: rows built when read, none kept), for a report rendered before the session
+-- closes; else plain rows that outlive it.
+function FlopsProfiler:profile(extra, view)
   extra = extra or {}
   local S = self.S
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
-  local index = {}
-  local modules = {}
-  local c = S:module_columns(PROFILE_COLUMNS)
-  local ids, parents, names, types = c.id, c.parent, c.name, c.type
-  local fwd_time, bwd_time, bwd_calls = c["fwd.time_ns"], c["bwd.time_ns"], c["bwd.calls"]
-  local fwd_device, bwd_device = c["fwd.device_time_ns"], c["bwd.device_time_ns"]
-  for i = 1, #ids do
-    index[ids[i]] = i
-    local m = self.objects[ids[i]]
-    local parent = parents[i] and index[parents[i]] or nil
-    local name = names[i]
-    -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
-    modules[i] = {
-      index = i, parent = parent, children = {},
-      name = name, type = types[i], depth = c.depth[i],
-      -- the parent's path and this name (S:path per module walks to the root: quadratic in depth)
-      path = parent == nil and "" or (modules[parent].path == "" and name
-        or modules[parent].path .. "." .. name),
-      params = c.params_counted[i], macs = c["fwd.macs"][i], flops = c["fwd.flops"][i],
-      bytes = c["fwd.bytes_read"][i] + c["fwd.bytes_written"][i], calls = c["fwd.calls"][i],
-      fwd_latency_s = latency(self, fwd_time[i], fwd_device[i]),
-      bwd_latency_s = latency(self, bwd_time[i], bwd_device[i]),
-      bwd_flops = bwd_calls[i] > 0 and c["bwd.flops"][i] or nil,
-      extra_repr = m and m:extra_repr() or "",
-      hidden = c.hidden[i],
-      fold = types[i] == "ModuleList",
-    }
+  local objects, exact_flops = self.objects, extra.exact_flops
+  local not_exact = S:conventions() ~= "exact"
+  local modules = profile_view.new(S, PROFILE_COLUMNS, function(c, k, i, parent, path, children)
+    local m, typename = objects[c.id[k]], c.type[k]
+    local bwd_calls = c["bwd.calls"][k]
     -- what the roofline verdict reads when conventions are not exact: the exact count, or false
     -- (not measured: no verdict, as a deepspeed 0 for tanh would be a wrong one)
-    if S:conventions() ~= "exact" then
-      local exact = extra.exact_flops and extra.exact_flops[modules[i].path]
-      modules[i].exact_flops = exact or false
-    end
-    if parent then table.insert(modules[parent].children, i) end
-  end
+    local exact
+    if not_exact then exact = exact_flops and exact_flops[i] or false end
+    return {
+      index = i, parent = parent, children = children,
+      name = c.name[k], type = typename, depth = c.depth[k], path = path,
+      params = c.params_counted[k], macs = c["fwd.macs"][k], flops = c["fwd.flops"][k],
+      bytes = c["fwd.bytes_read"][k] + c["fwd.bytes_written"][k], calls = c["fwd.calls"][k],
+      fwd_latency_s = latency(self, c["fwd.time_ns"][k], c["fwd.device_time_ns"][k]),
+      bwd_latency_s = latency(self, c["bwd.time_ns"][k], c["bwd.device_time_ns"][k]),
+      bwd_flops = bwd_calls > 0 and c["bwd.flops"][k] or nil,
+      extra_repr = m and m:extra_repr() or "",
+      -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
+      hidden = c.hidden[k],
+      fold = typename == "ModuleList",
+      exact_flops = exact,
+    }
+  end)
+  if not view then modules = modules:rows() end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
   local mp = extra.mp_size or config.value("parallel.model_parallel_size") or 1
   local params_model, sat_p = sat_mul(root.params, mp)
@@ -360,7 +359,8 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
   extra.profile_step = extra.profile_step or opts.profile_step
   local format = report.format_for(config.pick("flops_profiler.format", opts.format, nil), out)
   extra.exact_flops = extra.exact_flops or opts.exact_flops
-  local profile = self:profile(extra)
+  -- a view over the session: rendered here, dropped before the session closes
+  local profile = self:profile(extra, true)
   -- the roofline verdict and MFU need the device's peaks: opts.peaks when given (a spec, a host
   -- that knows its machine), else measured once and cached (never on meta, where the JSON goes
   -- without them); the json and roofline reports always carry them, the deepspeed text on cuda
@@ -430,7 +430,7 @@ local function verdict_wanted(o)
   return format == "json" or format == "roofline"
 end
 
--- The forward counted once more under exact conventions: path -> flops. The roofline verdict is
+-- The forward counted once more under exact conventions: pre-order position -> flops. The roofline verdict is
 -- about the work the machine did, whatever conventions the report prints.
 local function count_exact(model, args, o)
   local p = M.FlopsProfiler(model)
@@ -441,19 +441,9 @@ local function count_exact(model, args, o)
   -- a type silent under exact is silent under deepspeed too); reading every row again cost a second
   p.objects = nil
   p:stop_profile()
-  local out = {}
-  if ok then
-    -- rows in slices, paths from the parent's (all rows at once and S:path per row were a second
-    -- copy of the profile and a walk to the root per module)
-    local c, path_of = p.S:module_columns { "id", "parent", "name", "fwd.flops" }, {}
-    local ids, parents, names, flops = c.id, c.parent, c.name, c["fwd.flops"]
-    for i = 1, #ids do
-      local up = parents[i] and path_of[parents[i]] or nil
-      local path = up == nil and "" or (up == "" and names[i] or up .. "." .. names[i])
-      path_of[ids[i]] = path
-      out[path] = flops[i]
-    end
-  end
+  -- by pre-order position: both sessions registered the same model with the same ignore list
+  -- (a path -> flops map was a million strings)
+  local out = ok and p.S:module_columns({ "fwd.flops" })["fwd.flops"] or nil
   p:end_profile()
   if not ok then error(err, 0) end
   return out
@@ -482,6 +472,14 @@ function M.get_model_profile(o)
   for _ = 1, warm_up do call_model(model, args, o.kwargs) end
   local prof = M.FlopsProfiler(model)
   prof.conventions, prof.rules = o.conventions, o.rules
+  local print_profile = o.print_profile
+  if print_profile == nil then print_profile = true end
+  -- the exact re-count first, its session closed before the profile's opens: the two sessions
+  -- of a million modules are never held at once
+  local exact
+  if print_profile and conventions_of(prof) ~= "exact" and verdict_wanted(o) then
+    exact = count_exact(model, args, o)
+  end
   prof:start_profile(o.ignore_modules)
   local ok, err = pcall(call_model, model, args, o.kwargs)
   if not ok then
@@ -490,16 +488,6 @@ function M.get_model_profile(o)
   end
   prof:stop_profile()
   local flops, macs, params = prof:get_total_flops(), prof:get_total_macs(), prof:get_total_params()
-  local print_profile = o.print_profile
-  if print_profile == nil then print_profile = true end
-  local exact
-  if print_profile and prof.S:conventions() ~= "exact" and verdict_wanted(o) then
-    ok, exact = pcall(count_exact, model, args, o)
-    if not ok then
-      prof:end_profile()
-      error(exact, 0)
-    end
-  end
   if print_profile then
     ok, err = pcall(prof.print_model_profile, prof, {
       exact_flops = exact,

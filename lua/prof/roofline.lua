@@ -136,9 +136,16 @@ function M.annotate(profile, peaks)
   local u = M.mfu(profile, peaks)
   profile.fwd_mfu, profile.iter_mfu = u.fwd, u.iter
   profile.mfu = u.iter or u.fwd
-  for _, m in ipairs(profile.modules or {}) do
+  local function fill(m)
     local r = M.classify(m, peaks)
     for _, k in ipairs(M.MODULE_FIELDS) do m[k] = r[k] end
+  end
+  local mods = profile.modules or {}
+  -- a view over the session (prof.profile_view) stores no rows: it fills each as it builds it
+  if getmetatable(mods) ~= nil and mods.decorate ~= nil then
+    mods:decorate(fill)
+  else
+    for _, m in ipairs(mods) do fill(m) end
   end
   return profile
 end

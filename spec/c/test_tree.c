@@ -1,5 +1,6 @@
 /* test_tree.c — the module tree: registration, inclusive/self accumulation, ignores, stack errors. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "prof.h"
 #include "t.h"
@@ -359,6 +360,102 @@ static void test_out_of_memory_paths(void) {
   T_CHECK(succeeded);
 }
 
+/* A phase switched while a frame is open: the ops after it are the frame's in the new phase
+   (a phase's counters are made when the thread first records in it). */
+static void test_phase_switch_inside_a_frame(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId r;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &r);
+  prof_start(S);
+  prof_module_enter(S, r);
+  op(S, 1, 2);
+  prof_set_phase(S, PROF_PHASE_BACKWARD);
+  op(S, 4, 8);
+  prof_set_phase(S, PROF_PHASE_STEP);
+  op(S, 16, 32);
+  prof_set_phase(S, PROF_PHASE_FORWARD);
+  prof_module_exit(S, r);
+  prof_stop(S);
+  T_EQ_INT(prof_check(S), PROF_OK);
+  prof_ModuleInfo i = info(S, r);
+  T_EQ_INT(i.phase[PROF_PHASE_FORWARD].self_flops, 2);
+  T_EQ_INT(i.phase[PROF_PHASE_BACKWARD].self_flops, 8);
+  T_EQ_INT(i.phase[PROF_PHASE_STEP].self_flops, 32);
+  T_EQ_INT(i.phase[PROF_PHASE_FORWARD].flops, 2);   /* the frame is the forward's */
+  T_EQ_INT(i.phase[PROF_PHASE_FORWARD].calls, 1);
+  /* a new window starts from zero in every phase, the made ones too */
+  prof_start(S);
+  prof_module_enter(S, r);
+  op(S, 1, 1);
+  prof_module_exit(S, r);
+  prof_stop(S);
+  i = info(S, r);
+  T_EQ_INT(i.phase[PROF_PHASE_FORWARD].self_flops, 1);
+  T_EQ_INT(i.phase[PROF_PHASE_BACKWARD].self_flops, 0);
+  T_EQ_INT(i.phase[PROF_PHASE_STEP].self_flops, 0);
+  prof_close(S);
+}
+
+/* Every allocation of a phase switch and of the snapshot's phase arrays may fail: no crash, no
+   leak, and a failed switch says so (prof_check) and keeps the phase. */
+static void test_phase_counters_out_of_memory(void) {
+  int succeeded = 0, switch_failed = 0;
+  for (int k = 0; k < 200 && !succeeded; k++) {
+    FailAlloc fa = {k, 0};
+    prof_State *S = prof_new(fail_alloc, &fa);
+    if (S == NULL) continue;
+    prof_ModuleId r;
+    if (prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &r) != PROF_OK) {
+      prof_close(S);
+      T_EQ_INT(fa.live, 0);
+      continue;
+    }
+    int ok = prof_start(S) == PROF_OK;
+    prof_module_enter(S, r);
+    op(S, 1, 2);
+    prof_set_phase(S, PROF_PHASE_BACKWARD);
+    prof_Phase now = prof_get_phase(S);
+    op(S, 4, 8);
+    prof_module_exit(S, r);
+    prof_set_phase(S, PROF_PHASE_FORWARD);
+    int rc = ok ? prof_stop(S) : PROF_ERRMEM;
+    int sticky = prof_check(S);
+    if (sticky == PROF_ERRMEM) T_CONTAINS(prof_errmsg(S), "out of memory");
+    if (sticky == PROF_ERRMEM && strstr(prof_errmsg(S), "prof_set_phase") != NULL) {
+      T_EQ_INT(now, PROF_PHASE_FORWARD);   /* the switch did not happen */
+      switch_failed = 1;
+    }
+    /* the thread's recorder could not be made at the enter: the exit finds nothing open */
+    if (sticky == PROF_ERRSTATE) T_CONTAINS(prof_errmsg(S), "module is not open");
+    T_CHECK(sticky == PROF_OK || sticky == PROF_ERRMEM || sticky == PROF_ERRSTATE);
+    if (ok && rc == PROF_OK && sticky == PROF_OK) {
+      T_EQ_INT(now, PROF_PHASE_BACKWARD);
+      T_EQ_INT(info(S, r).phase[PROF_PHASE_BACKWARD].self_flops, 8);
+      succeeded = 1;
+    }
+    prof_close(S);
+    T_EQ_INT(fa.live, 0);
+  }
+  T_CHECK(succeeded);
+  T_CHECK(switch_failed);
+}
+
+static void test_children(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  Tree t = build(S);
+  prof_ModuleId ids[4] = {-1, -1, -1, -1};
+  T_EQ_INT(prof_module_children(S, t.root, ids, 4), 2);
+  T_EQ_INT(ids[0], t.a);
+  T_EQ_INT(ids[1], t.b);
+  T_EQ_INT(prof_module_children(S, t.a, ids, 1), 2);   /* the count, whatever fits */
+  T_EQ_INT(ids[0], t.a0);
+  T_EQ_INT(ids[1], t.b);                               /* not written past n */
+  T_EQ_INT(prof_module_children(S, t.b, ids, 4), 0);
+  T_EQ_INT(prof_module_children(S, 99, ids, 4), 0);
+  T_EQ_INT(prof_module_children(S, -1, ids, 4), 0);
+  prof_close(S);
+}
+
 int main(void) {
   T_RUN(test_inclusive_and_self);
   T_RUN(test_repeated_calls_accumulate_and_restart_resets);
@@ -373,5 +470,8 @@ int main(void) {
   T_RUN(test_phases_and_unattributed);
   T_RUN(test_lifecycle_errors);
   T_RUN(test_out_of_memory_paths);
+  T_RUN(test_phase_switch_inside_a_frame);
+  T_RUN(test_phase_counters_out_of_memory);
+  T_RUN(test_children);
   return T_DONE();
 }
