@@ -30,19 +30,21 @@ static int grow(prof_State *S) {
   return PROF_OK;
 }
 
-const char *prof_intern(prof_State *S, const char *name) {
-  const char *out = NULL;
-  if (name == NULL) return NULL;
-  pthread_mutex_lock(&S->lock);
+const char *profN_intern_locked(prof_State *S, const char *name) {
   /* kept at most half full, so probes stay short */
-  if (2 * (S->n_names + 1) > S->cap_names && grow(S) != PROF_OK) goto end;
+  if (2 * (S->n_names + 1) > S->cap_names && grow(S) != PROF_OK) return NULL;
   int32_t i = find(S->names, S->cap_names, name);
   if (S->names[i] == NULL) {
-    if ((S->names[i] = profI_strdup(S, name)) == NULL) goto end;
+    if ((S->names[i] = profI_strdup(S, name)) == NULL) return NULL;
     S->n_names++;
   }
-  out = S->names[i];
-end:
+  return S->names[i];
+}
+
+const char *prof_intern(prof_State *S, const char *name) {
+  if (name == NULL) return NULL;
+  pthread_mutex_lock(&S->lock);
+  const char *out = profN_intern_locked(S, name);
   pthread_mutex_unlock(&S->lock);
   return out;
 }

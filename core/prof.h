@@ -168,6 +168,15 @@ PROF_API int prof_set_stack_hook(prof_State *S, prof_StackFn fn, void *ud);
 /* Zeroes counters, events and every thread's module call stack; keeps the registered tree. */
 PROF_API void prof_reset(prof_State *S);
 
+/*
+** Frees what each thread's recorder keeps per module (its counters, made again by the next
+** window's first records) once a window is over: prof_stop's snapshot holds the counts, and
+** prof_snapshot keeps it until the next prof_start or prof_reset. For a large model read after
+** the window (a million modules: 100 bytes each). Call it as prof_stop, while no other thread
+** records. [may fail: PROF_ERRSTATE while active or while a module call is open on a thread]
+*/
+PROF_API int prof_trim(prof_State *S);
+
 /* Drops the whole module tree (ids become invalid) and zeroes everything. */
 PROF_API void prof_clear(prof_State *S);
 

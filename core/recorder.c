@@ -158,8 +158,31 @@ void profR_free_all(prof_State *S) {
   if (profR_cache.S == S) profR_cache.S = NULL;
 }
 
+int prof_trim(prof_State *S) {
+  if (profR_active(S)) return profI_error(S, PROF_ERRSTATE, "prof_trim: the session is active");
+  pthread_mutex_lock(&S->lock);
+  for (profR_Recorder *R = S->recorders; R != NULL; R = R->next)
+    if (R->sp > 0) {
+      pthread_mutex_unlock(&S->lock);
+      return profI_error(S, PROF_ERRSTATE, "prof_trim: a module call is open on thread %d",
+                         (int)R->index);
+    }
+  for (profR_Recorder *R = S->recorders; R != NULL; R = R->next) {
+    profI_free(S, R->open, sizeof *R->open * (size_t)R->cap_slots);
+    R->open = NULL;
+    for (int p = 0; p < PROF_PHASE_COUNT; p++) {
+      profI_free(S, R->slots[p], sizeof *R->slots[p] * (size_t)R->cap_slots);
+      R->slots[p] = NULL;
+    }
+    R->cap_slots = 0;
+  }
+  S->snap.trimmed = 1;
+  pthread_mutex_unlock(&S->lock);
+  return PROF_OK;
+}
+
 void profR_zero(profR_Recorder *R) {
-  memset(R->open, 0, sizeof *R->open * (size_t)R->cap_slots);
+  if (R->open != NULL) memset(R->open, 0, sizeof *R->open * (size_t)R->cap_slots);   /* none after prof_trim */
   for (int p = 0; p < PROF_PHASE_COUNT; p++)
     if (R->slots[p] != NULL) memset(R->slots[p], 0, sizeof *R->slots[p] * (size_t)R->cap_slots);
   memset(R->totals, 0, sizeof R->totals);

@@ -28,7 +28,7 @@ typedef struct profT_Acc {
 ** into node k never races a registration that adds node k + 1 on another thread.
 */
 typedef struct profT_Node {
-  char *name, *type;           /* owned */
+  const char *name, *type;     /* interned (names.c): a million modules share a few names */
   int32_t parent, first_child, last_child, next_sibling;
   int32_t depth;
   uint32_t flags;              /* PROF_MODULE_*; set before recording starts */
@@ -181,6 +181,7 @@ typedef struct profS_Snapshot {
   int64_t n_events, dropped;
   int64_t n_host_events;       /* n_events less the device capture's, which follow them */
   int saturated;               /* some count reached INT64_MAX (saturate.h) and stopped there */
+  int trimmed;                 /* prof_trim freed the recorders' counters: this is the window's */
 } profS_Snapshot;
 
 struct prof_State {
@@ -254,6 +255,8 @@ PROF_INTERNAL int profU_apply(profR_Recorder *R, profT_Frame *f, const prof_Rule
 
 /* names.c */
 PROF_INTERNAL void profN_free(prof_State *S);
+/* prof_intern with S->lock held by the caller; NULL when out of memory. */
+PROF_INTERNAL const char *profN_intern_locked(prof_State *S, const char *name);
 
 /* snapshot.c */
 PROF_INTERNAL void profS_free(prof_State *S);

@@ -26,6 +26,7 @@ void profS_empty(prof_State *S) {
   memset(snap->mem_peak, 0, sizeof snap->mem_peak);
   snap->n_events = snap->dropped = snap->n_host_events = 0;
   snap->saturated = 0;
+  snap->trimmed = 0;
 }
 
 /* Inclusive counts and time of a container, summed from its children (not their calls). Sums
@@ -115,6 +116,8 @@ static int device_times(prof_State *S, int32_t n) {
 
 int prof_snapshot(prof_State *S) {
   profS_Snapshot *snap = &S->snap;
+  /* the recorders' counters are gone (prof_trim) and nothing recorded since: it stands */
+  if (snap->trimmed && !profR_active(S)) return PROF_OK;
   profK_on_snapshot(S);   /* while active: a drain, so that device events are current */
   int32_t n = profT_count(S);
   if (n > snap->cap && grow_snapshot(S, n) != PROF_OK) return PROF_ERRMEM;

@@ -17,11 +17,7 @@ static int reserve_node(prof_State *S, int32_t k) {
 }
 
 void profT_free_nodes(prof_State *S) {
-  int32_t n = profT_count(S);
-  for (int32_t i = 0; i < n; i++) {
-    profI_strfree(S, profT_node(S, i)->name);
-    profI_strfree(S, profT_node(S, i)->type);
-  }
+  /* the names are interned: they stay with the session */
   for (int32_t c = 0; c < PROF_NODE_CHUNKS && S->chunks[c] != NULL; c++) {
     profI_free(S, S->chunks[c], sizeof(profT_Node) * PROF_NODE_CHUNK);
     S->chunks[c] = NULL;
@@ -48,13 +44,9 @@ static int add_locked(prof_State *S, prof_ModuleId parent, const char *name, con
                        (int)profT_node(S, parent)->depth + 1, PROF_DEPTH_MAX, path);
   }
   if (reserve_node(S, k) != PROF_OK) return PROF_ERRMEM;
-  char *n = profI_strdup(S, name);
-  char *t = profI_strdup(S, type);
-  if (n == NULL || t == NULL) {
-    profI_strfree(S, n);
-    profI_strfree(S, t);
-    return profI_error(S, PROF_ERRMEM, "prof_module_add: out of memory");
-  }
+  const char *n = profN_intern_locked(S, name);
+  const char *t = n != NULL ? profN_intern_locked(S, type) : NULL;
+  if (t == NULL) return profI_error(S, PROF_ERRMEM, "prof_module_add: out of memory");
   profT_Node *node = profT_node(S, k);
   memset(node, 0, sizeof *node);
   node->name = n;

@@ -82,7 +82,7 @@ describe("prof.profile_view", function()
     S:add_module(a, "x", "Leaf", 0)   -- id 3, position 3
     S:start()
     S:stop()
-    local view = profile_view.new(S, { "id", "parent", "name", "depth" },
+    local view = profile_view.new(S, { "id", "parent", "name", "depth", "children" },
       function(c, k, i, parent, path, children)
         return { id = c.id[k], position = i, parent = parent, path = path, children = children }
       end)

@@ -95,6 +95,14 @@ static int s_stop(lua_State *L) {
   return 0;
 }
 
+/* S:trim(): frees the recorders' per-module counters after a window (prof_trim); the snapshot
+   stays. */
+static int s_trim(lua_State *L) {
+  prof_State *S = check_S(L);
+  if (prof_trim(S) != PROF_OK) return fail(L, S);
+  return 0;
+}
+
 static int s_reset(lua_State *L) {
   prof_reset(check_S(L));
   return 0;
@@ -282,9 +290,10 @@ static int s_modules(lua_State *L) {
 /* One module field S:module_columns can give: a named field of prof_ModuleInfo, or a count of
    one phase ("fwd.macs"). */
 typedef enum { COL_ID, COL_PARENT, COL_NAME, COL_TYPE, COL_DEPTH, COL_PARAMS, COL_PARAMS_COUNTED,
-               COL_IGNORED, COL_RULE, COL_HIDDEN, COL_COUNT } ColumnField;
+               COL_IGNORED, COL_RULE, COL_HIDDEN, COL_CHILDREN, COL_COUNT } ColumnField;
 static const char *const column_fields[] = {"id", "parent", "name", "type", "depth", "params",
-                                            "params_counted", "ignored", "rule", "hidden", NULL};
+                                            "params_counted", "ignored", "rule", "hidden",
+                                            "children", NULL};
 static const char *const count_fields[] = {"calls", "macs", "flops", "bytes_read", "bytes_written",
                                            "self_macs", "self_flops", "self_bytes_read",
                                            "self_bytes_written", "time_ns", "device_time_ns",
@@ -318,7 +327,7 @@ static int parse_column(const char *name, int *field, int *phase, int *count) {
 
 /* S:module_columns{name, ...}: {name = array over the modules in pre-order} for each name ("id",
    "parent" (false for a root), "name", "type", "depth", "params", "params_counted", "ignored",
-   "rule", "hidden", or "fwd.macs"-style counts of a phase): the fields a reader needs from a
+   "rule", "hidden", "children" (how many), or "fwd.macs"-style counts of a phase): the fields a reader needs from a
    million modules as a few arrays, 16 bytes a value, instead of S:modules' four tables a row.
    S:module_columns(names, first, count): only pre-order positions first .. first + count - 1
    (1-based; the arrays start at 1), so that a reader can hold a slice at a time. */
@@ -375,6 +384,7 @@ static int s_module_columns(lua_State *L) {
           case COL_IGNORED: lua_pushboolean(L, (info.flags & PROF_MODULE_IGNORED) != 0); break;
           case COL_RULE: lua_pushboolean(L, (info.flags & PROF_MODULE_RULE) != 0); break;
           case COL_HIDDEN: lua_pushboolean(L, info.hidden); break;
+          case COL_CHILDREN: lua_pushinteger(L, prof_module_children(S, info.id, NULL, 0)); break;
           default: lua_pushinteger(L, (lua_Integer)count_field(&info, phase[j], count[j]));
         }
         lua_rawseti(L, out + 1 + j, lo + k + 1);
@@ -509,7 +519,7 @@ static int l_now_ns(lua_State *L) {
 
 void lbind_open_state(lua_State *L) {
   static const luaL_Reg methods[] = {
-      {"close", s_close}, {"start", s_start}, {"stop", s_stop}, {"reset", s_reset},
+      {"close", s_close}, {"start", s_start}, {"stop", s_stop}, {"trim", s_trim}, {"reset", s_reset},
       {"clear", s_clear}, {"active", s_active}, {"set_conventions", s_set_conventions},
       {"conventions", s_conventions}, {"set_phase", s_set_phase}, {"add_module", s_add_module},
       {"set_module_flags", s_set_module_flags}, {"enter", s_enter}, {"exit", s_exit},

@@ -29,60 +29,63 @@ function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
   }, FlopsProfiler)
 end
 
--- The device the model lives on: that of its first parameter, else the runtime's default.
--- The columns S:module_columns gives the profile (pre-order arrays: a million modules read as
--- rows were four tables each, most of a large run's garbage).
-local PROFILE_COLUMNS = { "id", "parent", "name", "type", "depth", "params_counted", "hidden",
-  "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls", "fwd.time_ns",
-  "fwd.device_time_ns", "bwd.time_ns", "bwd.device_time_ns", "bwd.calls", "bwd.flops" }
+-- The columns the profile's rows are built from (prof.profile_view reads them a slice at a
+-- time); the times only where something ran, the backward's only where there was one.
+local BASE_COLUMNS = { "id", "parent", "name", "type", "depth", "children", "params_counted", "hidden",
+  "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls" }
+local TIME_COLUMNS = { "fwd.time_ns", "fwd.device_time_ns", "bwd.time_ns", "bwd.device_time_ns" }
+local BWD_COLUMNS = { "bwd.calls", "bwd.flops" }
 
-local function model_dtype(model)
+-- A row keeps only the fields that differ from these (a million rows of twenty fields were
+-- 824 bytes each; most are false or empty): reads of the others find them here.
+local ROW = { __index = { children = profile_view.EMPTY, hidden = false, fold = false, extra_repr = "" } }
+
+-- The device and dtype the model lives in: its first parameter's, else the runtime's default
+-- device and float32.
+local function model_placement(model)
   local p = model:first_parameter()
-  return p and p.dtype or "float32"
+  if p == nil then return core.default_device(), "float32" end
+  return p.device, p.dtype
 end
 
-local function model_device(model)
-  local p = model:first_parameter()
-  return p and p.device or core.default_device()
-end
-
--- Parameter elements of every module's subtree, in one pass from the leaves up (num_parameters
--- per module walks each subtree again: quadratic in depth). It agrees with num_parameters only
--- where no module and no parameter is reached twice; a model that shares any (tied embeddings)
--- gets an empty table, and num_parameters per module, as before.
+-- Parameter elements of every module's subtree by pre-order position, in one pass from the
+-- leaves up (num_parameters per module walks each subtree again: quadratic in depth). It agrees
+-- with num_parameters only where no module and no parameter is reached twice; a model that
+-- shares any (tied embeddings) gets nil, and num_parameters per module, as before.
 local function subtree_params(model)
-  -- the children and parameters are read from the module's own lists (module.lua's _modules,
-  -- _params and _slots): children() and parameters_own() made two tables per module
-  local order, parent_of, seen = {}, {}, {}
-  local stack, top = { model }, 1
+  -- arrays by position, not tables keyed by module: a million modules' four hash tables were
+  -- 160 bytes of garbage a module. The children and parameters are read from the module's own
+  -- lists (module.lua's _modules, _params and _slots).
+  local order, up, n = {}, {}, 0
+  local stack, stack_up, top = { model }, { 0 }, 1
   while top > 0 do
-    local m = stack[top]
-    stack[top], top = nil, top - 1
-    if seen[m] then return {} end
-    seen[m] = true
-    order[#order + 1] = m
+    local m, parent = stack[top], stack_up[top]
+    stack[top], stack_up[top], top = nil, nil, top - 1
+    n = n + 1
+    order[n], up[n] = m, parent
     local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
     for i = #keys, 1, -1 do
       local kid = rawget(slots, keys[i])
-      parent_of[kid] = m
+      -- a child kept under another parent or name (module.lua's adopt) is reached twice
+      if rawget(kid, "_parent") ~= m or rawget(kid, "_name") ~= key_name(keys[i]) then return nil end
       top = top + 1
-      stack[top] = kid
+      stack[top], stack_up[top] = kid, n
     end
   end
-  local total = {}
-  for i = #order, 1, -1 do
+  local total, seen = {}, {}
+  for i = 1, n do total[i] = 0 end
+  for i = n, 1, -1 do
     local m = order[i]
-    local n = total[m] or 0
+    local sum = total[i]
     local slots, keys = rawget(m, "_slots"), rawget(m, "_params")
     for j = 1, #keys do
       local p = rawget(slots, keys[j])
-      if seen[p] then return {} end
+      if seen[p] then return nil end
       seen[p] = true
-      n = n + p:numel()
+      sum = sum + p:numel()
     end
-    total[m] = n
-    local up = parent_of[m]
-    if up ~= nil then total[up] = (total[up] or 0) + n end
+    total[i] = sum
+    if up[i] > 0 then total[up[i]] = total[up[i]] + sum end
   end
   return total
 end
@@ -100,7 +103,7 @@ local function register(S, model, matcher, type_rules, old_types)
     end)
   end
   local ids, objects, ruled = {}, {}, {}
-  local params = subtree_params(model)
+  local params, position = subtree_params(model), 0
   -- pre-order with an explicit stack (a deep model must not exhaust Lua's): each module once, at
   -- its first path; the core refuses a module nested deeper than it holds, naming the place
   local sm, sparent, sname = { model }, { false }, { "" }   -- the stack, by field
@@ -109,7 +112,9 @@ local function register(S, model, matcher, type_rules, old_types)
     local m, parent, name = sm[top], sparent[top] or nil, sname[top]
     sm[top], sparent[top], sname[top] = nil, nil, nil
     if ids[m] == nil then
-      local id = S:add_module(parent, name, m.__name, params[m] or m:num_parameters())
+      -- the same walk as subtree_params': the n-th module registered is its position n
+      position = position + 1
+      local id = S:add_module(parent, name, m.__name, params and params[position] or m:num_parameters())
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
@@ -187,8 +192,7 @@ function FlopsProfiler:start_profile(ignore_list)
   require("prof.unmatched").check(self.model, list, type_rules)
   self.rule_types = {}
   for typename in pairs(type_rules) do table.insert(self.rule_types, typename) end
-  self.device = model_device(self.model)
-  self.dtype = model_dtype(self.model)
+  self.device, self.dtype = model_placement(self.model)
   open_capture(self, S)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, self.ids, self.ruled, apply_rule
   core.set_recorder(S)
@@ -210,6 +214,10 @@ function FlopsProfiler:stop_profile()
   self.stack_error = S:check()
   -- a type with parameters that counted nothing is a blind spot: say so (once per run)
   if self.objects ~= nil then require("prof.opaque").report(S, self.objects) end
+  -- the counts are read from the snapshot from now on: the recorders' per-module counters go
+  -- (100 bytes a module). Refused while a module call is open (a stop inside a forward): they
+  -- stay then, which costs only memory.
+  pcall(S.trim, S)
 end
 
 -- reset_profile(): zeroes every count, keeping the session.
@@ -281,27 +289,35 @@ function FlopsProfiler:profile(extra, view)
   if S == nil then error("FlopsProfiler: call start_profile first", 2) end
   local objects, exact_flops = self.objects, extra.exact_flops
   local not_exact = S:conventions() ~= "exact"
-  local modules = profile_view.new(S, PROFILE_COLUMNS, function(c, k, i, parent, path, children)
-    local m, typename = objects[c.id[k]], c.type[k]
-    local bwd_calls = c["bwd.calls"][k]
-    -- what the roofline verdict reads when conventions are not exact: the exact count, or false
-    -- (not measured: no verdict, as a deepspeed 0 for tanh would be a wrong one)
-    local exact
-    if not_exact then exact = exact_flops and exact_flops[i] or false end
-    return {
-      index = i, parent = parent, children = children,
-      name = c.name[k], type = typename, depth = c.depth[k], path = path,
+  local columns = { table.unpack(BASE_COLUMNS) }
+  local timed = self.device ~= "meta" or self.device_timed ~= nil
+  local backward = S:totals("backward").calls > 0
+  for _, list in ipairs { timed and TIME_COLUMNS or {}, backward and BWD_COLUMNS or {} } do
+    for _, name in ipairs(list) do columns[#columns + 1] = name end
+  end
+  local modules = profile_view.new(S, columns, function(c, k, i, parent, path, children)
+    local typename = c.type[k]
+    local r = setmetatable({
+      index = i, parent = parent, name = c.name[k], type = typename, depth = c.depth[k], path = path,
       params = c.params_counted[k], macs = c["fwd.macs"][k], flops = c["fwd.flops"][k],
       bytes = c["fwd.bytes_read"][k] + c["fwd.bytes_written"][k], calls = c["fwd.calls"][k],
-      fwd_latency_s = latency(self, c["fwd.time_ns"][k], c["fwd.device_time_ns"][k]),
-      bwd_latency_s = latency(self, c["bwd.time_ns"][k], c["bwd.device_time_ns"][k]),
-      bwd_flops = bwd_calls > 0 and c["bwd.flops"][k] or nil,
-      extra_repr = m and m:extra_repr() or "",
-      -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
-      hidden = c.hidden[k],
-      fold = typename == "ModuleList",
-      exact_flops = exact,
-    }
+    }, ROW)
+    if children ~= profile_view.EMPTY then r.children = children end
+    if timed then
+      r.fwd_latency_s = latency(self, c["fwd.time_ns"][k], c["fwd.device_time_ns"][k])
+      r.bwd_latency_s = latency(self, c["bwd.time_ns"][k], c["bwd.device_time_ns"][k])
+    end
+    if backward and c["bwd.calls"][k] > 0 then r.bwd_flops = c["bwd.flops"][k] end
+    local m = objects[c.id[k]]
+    local extra = m and m:extra_repr() or ""
+    if extra ~= "" then r.extra_repr = extra end
+    -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
+    if c.hidden[k] then r.hidden = true end
+    if typename == "ModuleList" then r.fold = true end
+    -- what the roofline verdict reads when conventions are not exact: the exact count, or false
+    -- (not measured: no verdict, as a deepspeed 0 for tanh would be a wrong one)
+    if not_exact then r.exact_flops = exact_flops and exact_flops[i] or false end
+    return r
   end)
   if not view then modules = modules:rows() end
   local root = modules[1] or { params = 0, macs = 0, flops = 0 }
@@ -430,12 +446,21 @@ local function verdict_wanted(o)
   return format == "json" or format == "roofline"
 end
 
+-- A full collection between the phases of get_model_profile: each phase's garbage (the exact
+-- re-count's session tables, a forward's tensors) is freed before the next phase allocates, so
+-- the peak is one phase's, not the collector's lag over two (a million modules: 1.39 -> x GB).
+-- It costs a mark of what is live, a few milliseconds for a model of a few thousand modules.
+local function settle()
+  collectgarbage("collect")
+end
+
 -- The forward counted once more under exact conventions: pre-order position -> flops. The roofline verdict is
 -- about the work the machine did, whatever conventions the report prints.
 local function count_exact(model, args, o)
   local p = M.FlopsProfiler(model)
   p.force_conventions, p.rules = "exact", o.rules
   p:start_profile(o.ignore_modules)
+  settle()
   local ok, err = pcall(call_model, model, args, o.kwargs)
   -- no blind-spot notes from the re-count: the profile's own stop made them (once per type, and
   -- a type silent under exact is silent under deepspeed too); reading every row again cost a second
@@ -470,6 +495,7 @@ function M.get_model_profile(o)
   end
   local warm_up = o.warm_up or 1
   for _ = 1, warm_up do call_model(model, args, o.kwargs) end
+  settle()
   local prof = M.FlopsProfiler(model)
   prof.conventions, prof.rules = o.conventions, o.rules
   local print_profile = o.print_profile
@@ -479,14 +505,17 @@ function M.get_model_profile(o)
   local exact
   if print_profile and conventions_of(prof) ~= "exact" and verdict_wanted(o) then
     exact = count_exact(model, args, o)
+    settle()
   end
   prof:start_profile(o.ignore_modules)
+  settle()   -- the registration's walks
   local ok, err = pcall(call_model, model, args, o.kwargs)
   if not ok then
     prof:end_profile()
     error(err, 0)
   end
   prof:stop_profile()
+  settle()
   local flops, macs, params = prof:get_total_flops(), prof:get_total_macs(), prof:get_total_params()
   if print_profile then
     ok, err = pcall(prof.print_model_profile, prof, {

@@ -13,10 +13,16 @@ local M = {}
 -- Positions per slice of columns.
 M.SLICE = 1024
 
+-- The children list of a row without children: one shared list, never written.
+M.EMPTY = setmetatable({}, { __newindex = function()
+  error("a profile row's empty children list is shared: make a list of your own to add to", 2)
+end })
+
 -- new(S, columns, build) -> modules. columns: what S:module_columns reads for build, at least
--- "id", "parent", "name" and "depth". build(c, k, i, parent, path, children) -> the row at pre-order
--- position i: c the slice's columns, k its place in them, parent the parent's position (nil for
--- a root), path the dotted path, children the children's positions.
+-- "id", "parent", "name", "depth" and "children". build(c, k, i, parent, path, children) -> the
+-- row at pre-order position i: c the slice's columns, k its place in them, parent the parent's
+-- position (nil for a root), path the dotted path, children the children's positions (M.EMPTY
+-- for none).
 function M.new(S, columns, build)
   local n = S:module_count()
   local slice = M.SLICE
@@ -84,8 +90,11 @@ function M.new(S, columns, build)
     local id, up = c.id[k], c.parent[k]
     local parent = up and position(up) or nil
     local depth = c.depth[k]
-    local kids = S:module_children(id)
-    for j = 1, #kids do kids[j] = position(kids[j]) end
+    local kids = M.EMPTY
+    if c.children[k] > 0 then
+      kids = S:module_children(id)
+      for j = 1, #kids do kids[j] = position(kids[j]) end
+    end
     r = build(c, k, i, parent, path_of(i, parent, c.name[k], depth), kids)
     if decorate ~= nil then decorate(r) end
     cache[i] = r

@@ -456,6 +456,48 @@ static void test_children(void) {
   prof_close(S);
 }
 
+/* prof_trim frees the recorders' counters after a window: the snapshot's counts stand (a second
+   prof_snapshot keeps them), the next window counts from zero, and it is refused while active
+   or with a call open. */
+static void test_trim_keeps_the_window(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  Tree t = build(S);
+  T_EQ_INT(prof_trim(S), PROF_OK);   /* nothing recorded yet: nothing to free */
+  prof_start(S);
+  T_EQ_INT(prof_trim(S), PROF_ERRSTATE);
+  T_CONTAINS(prof_errmsg(S), "active");
+  prof_module_enter(S, t.root);
+  prof_module_enter(S, t.a);
+  op(S, 3, 6);
+  prof_module_exit(S, t.a);
+  prof_module_exit(S, t.root);
+  prof_stop(S);
+  T_EQ_INT(prof_trim(S), PROF_OK);
+  T_EQ_INT(info(S, t.a).phase[PROF_PHASE_FORWARD].flops, 6);
+  T_EQ_INT(prof_snapshot(S), PROF_OK);
+  T_EQ_INT(info(S, t.a).phase[PROF_PHASE_FORWARD].flops, 6);
+  T_EQ_INT(info(S, t.root).phase[PROF_PHASE_FORWARD].flops, 6);
+  prof_start(S);
+  prof_module_enter(S, t.root);
+  prof_set_phase(S, PROF_PHASE_BACKWARD);   /* a phase made again after the trim */
+  op(S, 1, 2);
+  prof_set_phase(S, PROF_PHASE_FORWARD);
+  prof_module_enter(S, t.b);
+  op(S, 1, 1);
+  prof_module_exit(S, t.b);
+  prof_stop(S);
+  T_EQ_INT(prof_check(S), PROF_OK);
+  T_EQ_INT(info(S, t.a).phase[PROF_PHASE_FORWARD].flops, 0);
+  T_EQ_INT(info(S, t.b).phase[PROF_PHASE_FORWARD].flops, 1);
+  T_EQ_INT(info(S, t.root).phase[PROF_PHASE_BACKWARD].self_flops, 2);
+  /* a call left open (a stop inside a module's forward): refused, nothing freed */
+  T_EQ_INT(prof_trim(S), PROF_ERRSTATE);
+  T_CONTAINS(prof_errmsg(S), "module call is open");
+  prof_module_exit(S, t.root);
+  T_EQ_INT(prof_trim(S), PROF_OK);
+  prof_close(S);
+}
+
 int main(void) {
   T_RUN(test_inclusive_and_self);
   T_RUN(test_repeated_calls_accumulate_and_restart_resets);
@@ -473,5 +515,6 @@ int main(void) {
   T_RUN(test_phase_switch_inside_a_frame);
   T_RUN(test_phase_counters_out_of_memory);
   T_RUN(test_children);
+  T_RUN(test_trim_keeps_the_window);
   return T_DONE();
 }
