@@ -182,3 +182,42 @@ Model(
                   { "a.bias", { 5 } } }, S.params(m))
   end)
 end)
+
+describe("nn.Module instances", function()
+  local module = require "prof.nn.module"
+
+  local function raw_keys(t)
+    local keys = {}
+    for k in next, t do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    return keys
+  end
+
+  it("hold no slot or order table until they have a child, parameter or buffer", function()
+    -- a leaf of a million-module model: its flags and where it sits, nothing else
+    local relu = nn.ReLU()
+    local seq = nn.Sequential(relu)
+    assert.same({ "_name", "_parent", "inplace", "training" }, raw_keys(relu))
+    assert.same({ "_modules", "_name", "_parent", "_slots", "training" },
+                raw_keys(nn.Sequential(seq)[1]))
+    assert.same({}, module.order(relu, "_params"))
+    assert.same({}, module.order(relu, "_modules"))
+    assert.has_error(function() module.order(relu, "_params")[1] = "x" end,
+      "nn.Module: the shared empty list was written")
+    -- the first parameter makes the leaf its own slots and list; reads still reach the class
+    local lin = nn.Linear(2, 2)
+    assert.same({ "_params", "_slots", "in_features", "out_features", "training" }, raw_keys(lin))
+    assert.same({ "weight", "bias" }, module.order(lin, "_params"))
+    assert.equal("Linear", lin.__name)
+    assert.equal("function", type(relu.forward))
+  end)
+
+  it("are modules; classes, plain tables and tensors are not", function()
+    assert.is_true(module.is_module(nn.ReLU()))
+    assert.is_true(module.is_module(nn.Sequential()))
+    assert.is_false(module.is_module(nn.ReLU))
+    assert.is_false(module.is_module({ _modules = {} }))
+    assert.is_false(module.is_module(setmetatable({}, { __index = nn.ReLU })))
+    assert.is_false(module.is_module("ReLU"))
+  end)
+end)

@@ -13,6 +13,7 @@
 * "auto" (Hugging Face's placeholder) is read as DeepSpeed's default, with a note.
 ]]
 local core = require "prof.core"
+local nn_module = require "prof.nn.module"
 local config = require "prof.config"
 local ds_scheduler = require "prof.ds_scheduler"
 local loss_scaler = require "prof.loss_scaler"
@@ -102,15 +103,15 @@ local function cast_module(model, dt)
   local done = {}
   for _, pair in ipairs(model:named_modules()) do
     local m = pair[2]
-    local slots = rawget(m, "_slots")
-    for _, key in ipairs(rawget(m, "_params")) do
+    local slots = nn_module.slots(m)
+    for _, key in ipairs(nn_module.order(m, "_params")) do
       local p = rawget(slots, key)
       if p ~= nil and is_float(p) then
         done[p] = done[p] or nn.Parameter(core.to(p:detach(), dt), p.requires_grad)
         m[key] = done[p]
       end
     end
-    for _, key in ipairs(rawget(m, "_buffers")) do
+    for _, key in ipairs(nn_module.order(m, "_buffers")) do
       local b = rawget(m, key)
       if b ~= nil and core.is_tensor(b) and is_float(b) then rawset(m, key, core.to(b, dt)) end
     end

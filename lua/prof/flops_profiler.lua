@@ -63,7 +63,7 @@ local function subtree_params(model)
     stack[top], stack_up[top], top = nil, nil, top - 1
     n = n + 1
     order[n], up[n] = m, parent
-    local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+    local slots, keys = module.slots(m), module.order(m, "_modules")
     for i = #keys, 1, -1 do
       local kid = rawget(slots, keys[i])
       -- a child kept under another parent or name (module.lua's adopt) is reached twice
@@ -77,7 +77,7 @@ local function subtree_params(model)
   for i = n, 1, -1 do
     local m = order[i]
     local sum = total[i]
-    local slots, keys = rawget(m, "_slots"), rawget(m, "_params")
+    local slots, keys = module.slots(m), module.order(m, "_params")
     for j = 1, #keys do
       local p = rawget(slots, keys[j])
       if seen[p] then return nil end
@@ -118,7 +118,7 @@ local function register(S, model, matcher, type_rules, old_types)
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
-      local slots, keys = rawget(m, "_slots"), rawget(m, "_modules")
+      local slots, keys = module.slots(m), module.order(m, "_modules")
       for i = #keys, 1, -1 do
         local n = #sm + 1
         sm[n], sparent[n], sname[n] = rawget(slots, keys[i]), id, key_name(keys[i])

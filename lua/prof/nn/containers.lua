@@ -6,7 +6,7 @@ local Module, is_module, slots_of = module.Module, module.is_module, module.slot
 -- Children sit in the module's slots under their key (an integer slot k prints as "(k-1)", as
 -- Module names it) and in _modules, the registration order.
 local function order_of(self)
-  return rawget(self, "_modules")
+  return module.order(self, "_modules")
 end
 
 local function nth(self, k)
@@ -101,7 +101,7 @@ end
 
 -- list:extend(modules) appends; called on a class, it is Module:extend (a subclass named list).
 local function extend(self, list)
-  if rawget(self, "_modules") == nil then return Module.extend(self, list) end
+  if not is_module(self) then return Module.extend(self, list) end
   for _, m in ipairs(modules_of(list, self.__name)) do append(self, m) end
   return self
 end

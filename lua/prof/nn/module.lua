@@ -17,8 +17,12 @@ Module.__name = "Module"
 Module.__index = Module
 M.Module = Module
 
+-- Every metatable an instance has (its class's shared one, or its own: see Module:new): an
+-- instance is a table with one of them, which no class and no plain table has.
+local instance_metas = setmetatable({}, { __mode = "k" })
+
 local function is_module(v)
-  return type(v) == "table" and rawget(v, "_modules") ~= nil
+  return type(v) == "table" and instance_metas[getmetatable(v)] == true
 end
 M.is_module = is_module
 
@@ -32,9 +36,21 @@ end
 -- the table lacks), and assignment, replacement and removal take the one path below. Other
 -- attributes and buffers stay plain fields. Reads cost no Lua call: the instance's metatable
 -- indexes _slots, whose misses go to the class (see Module:new).
+--
+-- Each of the four is absent until the instance has a first entry for it: a leaf without
+-- parameters (a million ReLUs) holds four fields, not eight (152 bytes, not 248). M.slots and
+-- M.order read them, an empty shared table standing for an absent one.
+local NO_SLOTS, NONE
+
 function M.slots(m)
-  return rawget(m, "_slots")
+  return rawget(m, "_slots") or NO_SLOTS
 end
+
+-- The keys of m's children ("_modules"), parameters ("_params") or buffers ("_buffers"), in order.
+function M.order(m, field)
+  return rawget(m, field) or NONE
+end
+local slots_of, order_of = M.slots, M.order
 
 -- The name a key prints as: list slots are 1-based in Lua and 0-based in PyTorch. The texts of
 -- list positions are made once ("0", "1", ...): a million-module walk asked for them anew.
@@ -75,17 +91,16 @@ local function release(child, parent, key)
   end
 end
 
--- Most modules have no buffers and many no parameters (a million ReLUs): their _params and
--- _buffers start as one shared empty list, replaced by their own on the first key.
-local NONE = setmetatable({}, { __newindex = function() error("nn.Module: the shared empty list was written", 2) end })
+-- The empty list an absent _modules, _params or _buffers reads as (never written: own_order
+-- makes the instance its own first).
+NONE = setmetatable({}, { __newindex = function() error("nn.Module: the shared empty list was written", 2) end })
 
--- An instance without children or parameters shares this empty slot table (never written:
--- own_slots replaces it first).
-local NO_SLOTS = setmetatable({}, { __newindex = function() error("nn.Module: the shared slot table was written", 2) end })
+-- The slot table an absent _slots reads as (never written: own_slots makes one first).
+NO_SLOTS = setmetatable({}, { __newindex = function() error("nn.Module: the shared slot table was written", 2) end })
 
 function M.own_order(self, field)
   local order = rawget(self, field)
-  if order == NONE then
+  if order == nil then
     order = {}
     rawset(self, field, order)
   end
@@ -95,14 +110,14 @@ end
 -- Replacing keeps the key's place in its order; a key new to that order (or re-added after a
 -- removal) goes last, as in PyTorch's OrderedDict after `del` and a new assignment.
 local function set_slot(self, key, value)
-  if value == nil and rawget(self, "_slots") == NO_SLOTS then return end   -- nothing to remove
+  if value == nil and rawget(self, "_slots") == nil then return end   -- nothing to remove
   local slots = M.own_slots(self)
   local old = rawget(slots, key)
   local old_is_module = is_module(old)
   if old ~= nil and old ~= value then
     if old_is_module then release(old, self, key) end
     if old_is_module ~= is_module(value) or value == nil then
-      remove_key(rawget(self, old_is_module and "_modules" or "_params"), key)
+      remove_key(order_of(self, old_is_module and "_modules" or "_params"), key)
       old = nil
     end
   end
@@ -121,7 +136,7 @@ end
 -- else under a child's or parameter's name is refused (torch's TypeError); other values are
 -- plain fields.
 function Module.__newindex(self, key, value)
-  local old = rawget(rawget(self, "_slots"), key)
+  local old = rawget(slots_of(self), key)
   if is_module(value) or is_parameter(value) or (old ~= nil and value == nil) then
     set_slot(self, key, value)
   elseif old ~= nil then
@@ -266,6 +281,7 @@ local function shared_meta_of(cls)
     mt = instance_meta(cls, nil)
     mt.__index = cls.__index
     shared_meta[cls], class_of[mt] = mt, cls
+    instance_metas[mt] = true
   end
   return mt
 end
@@ -273,18 +289,19 @@ end
 -- The instance's own slot table, made (with its own metatable) on the first slot it holds.
 function M.own_slots(self)
   local slots = rawget(self, "_slots")
-  if slots ~= NO_SLOTS then return slots end
+  if slots ~= nil then return slots end
   local cls = class_of[getmetatable(self)]
   slots = setmetatable({ [OWNER] = self }, slot_meta_of(cls))
   rawset(self, "_slots", slots)
-  setmetatable(self, instance_meta(cls, slots))
+  local mt = instance_meta(cls, slots)
+  instance_metas[mt] = true
+  setmetatable(self, mt)
   return slots
 end
 
 -- Instances: cls(...) calls init(...) on a fresh object.
 function Module:new(...)
-  local obj = setmetatable({ _modules = NONE, _params = NONE, _slots = NO_SLOTS, _buffers = NONE,
-                             training = true }, shared_meta_of(self))
+  local obj = setmetatable({ training = true }, shared_meta_of(self))
   obj:init(...)
   return obj
 end
@@ -322,8 +339,8 @@ end
 -- Children in registration order as {name, module} pairs (names of list slots are "0", "1", ...).
 function Module:named_children()
   local out = {}
-  local slots = rawget(self, "_slots")
-  for _, key in ipairs(rawget(self, "_modules")) do
+  local slots = slots_of(self)
+  for _, key in ipairs(order_of(self, "_modules")) do
     out[#out + 1] = { key_name(key), rawget(slots, key) }
   end
   return out
@@ -363,7 +380,7 @@ function Module:modules()
       seen[m] = true
       n = n + 1
       out[n] = m
-      local slots, order = rawget(m, "_slots"), rawget(m, "_modules")
+      local slots, order = slots_of(m), order_of(m, "_modules")
       for i = #order, 1, -1 do
         top = top + 1
         stack[top] = rawget(slots, order[i])
@@ -383,9 +400,9 @@ function Module:first_parameter()
   while top > 0 do
     local m = stack[top]
     stack[top], top = nil, top - 1
-    local keys = rawget(m, "_params")
-    if #keys > 0 then return rawget(rawget(m, "_slots"), keys[1]) end
-    local slots, order = rawget(m, "_slots"), rawget(m, "_modules")
+    local keys = order_of(m, "_params")
+    if #keys > 0 then return rawget(slots_of(m), keys[1]) end
+    local slots, order = slots_of(m), order_of(m, "_modules")
     if #order > 0 and not seen[m] then
       seen[m] = true
       for i = #order, 1, -1 do
@@ -402,8 +419,8 @@ function Module:named_parameters()
   local out, seen = {}, {}
   for _, pair in ipairs(self:named_modules()) do
     local path, m = pair[1], pair[2]
-    local slots = rawget(m, "_slots")
-    for _, key in ipairs(rawget(m, "_params")) do
+    local slots = slots_of(m)
+    for _, key in ipairs(order_of(m, "_params")) do
       local p = rawget(slots, key)
       if not seen[p] then
         seen[p] = true
@@ -417,8 +434,8 @@ end
 -- The module's own parameters (not its children's), in registration order.
 function Module:parameters_own()
   local out = {}
-  local slots = rawget(self, "_slots")
-  for _, key in ipairs(rawget(self, "_params")) do out[#out + 1] = rawget(slots, key) end
+  local slots = slots_of(self)
+  for _, key in ipairs(order_of(self, "_params")) do out[#out + 1] = rawget(slots, key) end
   return out
 end
 
@@ -426,8 +443,8 @@ function Module:parameters()
   -- named_parameters' order and sharing, without its paths (see modules)
   local out, seen = {}, {}
   for _, m in ipairs(self:modules()) do
-    local slots = rawget(m, "_slots")
-    for _, key in ipairs(rawget(m, "_params")) do
+    local slots = slots_of(m)
+    for _, key in ipairs(order_of(m, "_params")) do
       local p = rawget(slots, key)
       if not seen[p] then
         seen[p] = true
@@ -459,7 +476,7 @@ function Module:named_buffers()
   local out = {}
   for _, pair in ipairs(self:named_modules()) do
     local path, m = pair[1], pair[2]
-    for _, key in ipairs(rawget(m, "_buffers")) do
+    for _, key in ipairs(order_of(m, "_buffers")) do
       local b = rawget(m, key)
       if b ~= nil then out[#out + 1] = { path == "" and key or path .. "." .. key, b } end
     end
