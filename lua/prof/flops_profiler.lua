@@ -63,13 +63,17 @@ local function subtree_params(model)
     stack[top], stack_up[top], top = nil, nil, top - 1
     n = n + 1
     order[n], up[n] = m, parent
-    local slots, keys = module.slots(m), module.order(m, "_modules")
-    for i = #keys, 1, -1 do
-      local kid = rawget(slots, keys[i])
-      -- a child kept under another parent or name (module.lua's adopt) is reached twice
-      if rawget(kid, "_parent") ~= m or rawget(kid, "_name") ~= key_name(keys[i]) then return nil end
-      top = top + 1
-      stack[top], stack_up[top] = kid, n
+    -- read raw: a leaf has no _modules (module.lua), and most of a large model are leaves
+    local keys = rawget(m, "_modules")
+    if keys ~= nil then
+      local slots = rawget(m, "_slots")
+      for i = #keys, 1, -1 do
+        local kid = rawget(slots, keys[i])
+        -- a child kept under another parent or name (module.lua's adopt) is reached twice
+        if rawget(kid, "_parent") ~= m or rawget(kid, "_name") ~= key_name(keys[i]) then return nil end
+        top = top + 1
+        stack[top], stack_up[top] = kid, n
+      end
     end
   end
   local total, seen = {}, {}
@@ -77,12 +81,15 @@ local function subtree_params(model)
   for i = n, 1, -1 do
     local m = order[i]
     local sum = total[i]
-    local slots, keys = module.slots(m), module.order(m, "_params")
-    for j = 1, #keys do
-      local p = rawget(slots, keys[j])
-      if seen[p] then return nil end
-      seen[p] = true
-      sum = sum + p:numel()
+    local keys = rawget(m, "_params")
+    if keys ~= nil then
+      local slots = rawget(m, "_slots")
+      for j = 1, #keys do
+        local p = rawget(slots, keys[j])
+        if seen[p] then return nil end
+        seen[p] = true
+        sum = sum + p:numel()
+      end
     end
     total[i] = sum
     if up[i] > 0 then total[up[i]] = total[up[i]] + sum end
@@ -118,10 +125,13 @@ local function register(S, model, matcher, type_rules, old_types)
       ids[m] = id
       objects[id] = m
       ruled[m] = type_rules[m.__name]
-      local slots, keys = module.slots(m), module.order(m, "_modules")
-      for i = #keys, 1, -1 do
-        local n = #sm + 1
-        sm[n], sparent[n], sname[n] = rawget(slots, keys[i]), id, key_name(keys[i])
+      local keys = rawget(m, "_modules")   -- nil for a leaf (module.lua)
+      if keys ~= nil then
+        local slots = rawget(m, "_slots")
+        for i = #keys, 1, -1 do
+          local n = #sm + 1
+          sm[n], sparent[n], sname[n] = rawget(slots, keys[i]), id, key_name(keys[i])
+        end
       end
     end
   end

@@ -55,12 +55,8 @@ function M.attainable_flops(intensity, peaks)
   return math.min(peaks.flops, intensity * peaks.bytes_per_s)
 end
 
--- The roofline fields of one module record (reads flops, bytes, fwd_latency_s); a new table:
--- {intensity, achieved_flops, achieved_bytes_per_s, flops_share, bytes_share, roof_share, bound,
---  bound_expected}. Fields that cannot be known are nil.
-function M.classify(m, peaks)
-  check_peaks(peaks, 2)
-  local r = {}
+-- classify's body, into r, for peaks already checked.
+local function classify_into(r, m, peaks)
   if m.exact_flops == false then return r end
   local flops, bytes = m.exact_flops or m.flops or 0, m.bytes
   local t = m.fwd_latency_s
@@ -88,6 +84,14 @@ function M.classify(m, peaks)
   end
   r.bound_expected = r.bound ~= nil and t == nil
   return r
+end
+
+-- The roofline fields of one module record (reads flops, bytes, fwd_latency_s); a new table:
+-- {intensity, achieved_flops, achieved_bytes_per_s, flops_share, bytes_share, roof_share, bound,
+--  bound_expected}. Fields that cannot be known are nil.
+function M.classify(m, peaks)
+  check_peaks(peaks, 2)
+  return classify_into({}, m, peaks)
 end
 
 M.MODULE_FIELDS = { "intensity", "achieved_flops", "achieved_bytes_per_s", "flops_share", "bytes_share",
@@ -136,9 +140,12 @@ function M.annotate(profile, peaks)
   local u = M.mfu(profile, peaks)
   profile.fwd_mfu, profile.iter_mfu = u.fwd, u.iter
   profile.mfu = u.iter or u.fwd
+  -- every field again (a nil one clears an earlier annotate's), then classify's into the row
+  -- itself: peaks were checked once above, and a million rows need no table each
+  local fields = M.MODULE_FIELDS
   local function fill(m)
-    local r = M.classify(m, peaks)
-    for _, k in ipairs(M.MODULE_FIELDS) do m[k] = r[k] end
+    for i = 1, #fields do m[fields[i]] = nil end
+    classify_into(m, m, peaks)
   end
   local mods = profile.modules or {}
   -- a view over the session (prof.profile_view) stores no rows: it fills each as it builds it

@@ -87,7 +87,8 @@ local function module_text(profile, id, parent_id, m, keys, values)
   keys[n + 2], values[n + 2] = "bwd_latency_s", m.bwd_latency_s
   keys[n + 3], values[n + 3] = "calls", m.calls
   n = n + 3
-  for _, k in ipairs(OPTIONAL_TAIL) do
+  for i = 1, #OPTIONAL_TAIL do
+    local k = OPTIONAL_TAIL[i]
     local v = m[k]
     if v ~= nil and (k ~= "exact_flops" or v) then
       n = n + 1
@@ -109,7 +110,15 @@ function M.stream(profile, emit)
   local head, tail = document(profile, { "\1" }):match("^(.-)\1(.*)$")
   emit(head)
   local mods, slice, keys, values, n, next_id = profile.modules, {}, {}, {}, 0, 0
-  local function visit(m, parent_id)
+  local visit
+  -- a hidden child's own children take its place, under the nearest shown ancestor (parent_id)
+  local function walk(list, parent_id)
+    for _, c in ipairs(list) do
+      local child = mods[c]
+      if child.hidden then walk(child.children, parent_id) else visit(child, parent_id) end
+    end
+  end
+  function visit(m, parent_id)
     local id = next_id
     next_id = id + 1
     n = n + 1
@@ -121,13 +130,7 @@ function M.stream(profile, emit)
       -- default pace they doubled the heap of a large profile
       collectgarbage("step", 1024)
     end
-    local function walk(list)
-      for _, c in ipairs(list) do
-        local child = mods[c]
-        if child.hidden then walk(child.children) else visit(child, id) end
-      end
-    end
-    walk(m.children or {})
+    if m.children then walk(m.children, id) end
   end
   visit(root, nil)
   if n > 0 then emit(table.concat(slice, "", 1, n)) end

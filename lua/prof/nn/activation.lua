@@ -32,10 +32,16 @@ local INPLACE = {
   -- Hardswish keeps inplace but prints nothing (PyTorch 1.13 gives it no extra_repr).
   { "Hardswish", "hardswish" },
 }
+local INPLACE_ARGS = { { "inplace", false } }
 for _, c in ipairs(INPLACE) do
   local cls, op = class(c[1]), c[2]
   function cls:init(...)
-    self.inplace = args.parse(self.__name, { { "inplace", false } }, ...).inplace
+    -- no arguments (nn.ReLU()): the default without parsing, which makes two tables a call
+    if select("#", ...) == 0 then
+      self.inplace = false
+    else
+      self.inplace = args.parse(self.__name, INPLACE_ARGS, ...).inplace
+    end
   end
   function cls.forward(_, x) return F[op](x) end
   if c[3] then cls.extra_repr = c[3] end

@@ -32,9 +32,11 @@ local function count(self)
 end
 
 -- add_module's checks: a module, and a name that neither has a dot nor hides an attribute.
-local function add(self, key, m, what)
+-- what (and its number i) names the value in a message: made only for one.
+local function add(self, key, m, what, i)
   local who = self.__name
   if not is_module(m) then
+    if i ~= nil then what = what .. " " .. i end
     error(string.format("%s: %s is not a Module (got %s)", who, what, type(m)), 4)
   end
   if type(key) == "string" then
@@ -127,14 +129,16 @@ function Sequential:init(...)
           error(string.format("Sequential: item %d should be a module or a {name, module} pair",
                               i), 3)
         end
-        add(self, item[1], item[2], "item " .. i)
+        add(self, item[1], item[2], "item", i)
       else
-        add(self, count(self) + 1, item, "item " .. i)
+        add(self, count(self) + 1, item, "item", i)
       end
     end
     return
   end
-  for i = 1, n do add(self, i, (select(i, ...)), "argument " .. i) end
+  -- packed once: select(i, ...) copies the arguments from i on, quadratic in their number
+  local items = { ... }
+  for i = 1, n do add(self, i, items[i], "argument", i) end
 end
 
 -- A child whose forward returns nothing would be blamed on the next one (its input is nil): the

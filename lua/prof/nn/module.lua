@@ -400,10 +400,10 @@ function Module:first_parameter()
   while top > 0 do
     local m = stack[top]
     stack[top], top = nil, top - 1
-    local keys = order_of(m, "_params")
-    if #keys > 0 then return rawget(slots_of(m), keys[1]) end
-    local slots, order = slots_of(m), order_of(m, "_modules")
-    if #order > 0 and not seen[m] then
+    local keys = rawget(m, "_params")   -- raw: absent on most modules of a large model
+    if keys ~= nil and #keys > 0 then return rawget(rawget(m, "_slots"), keys[1]) end
+    local slots, order = rawget(m, "_slots"), rawget(m, "_modules")
+    if order ~= nil and #order > 0 and not seen[m] then
       seen[m] = true
       for i = #order, 1, -1 do
         top = top + 1
