@@ -319,8 +319,8 @@ function FlopsProfiler:profile(extra, view)
     end
     if backward and c["bwd.calls"][k] > 0 then r.bwd_flops = c["bwd.flops"][k] end
     local m = objects[c.id[k]]
-    local extra = m and m:extra_repr() or ""
-    if extra ~= "" then r.extra_repr = extra end
+    local repr = m and m:extra_repr() or ""
+    if repr ~= "" then r.extra_repr = repr end
     -- the core's snapshot says what is hidden and which params count (DESIGN: one snapshot)
     if c.hidden[k] then r.hidden = true end
     if typename == "ModuleList" then r.fold = true end
