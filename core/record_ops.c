@@ -116,7 +116,7 @@ static prof_Op *open_op(profR_Recorder *R) {
    relaxed atomic add, and a compare-exchange only when the peak moves. */
 static int64_t add_live(prof_State *S, int d, int64_t delta) {
   int64_t live = atomic_fetch_add_explicit(&S->mem_live[d], delta, memory_order_relaxed) + delta;
-  int64_t peak = atomic_load_explicit(&S->mem_peak[d], memory_order_relaxed);
+  long long peak = atomic_load_explicit(&S->mem_peak[d], memory_order_relaxed);   /* the atomic's type */
   while (live > peak &&
          !atomic_compare_exchange_weak_explicit(&S->mem_peak[d], &peak, live, memory_order_relaxed,
                                                 memory_order_relaxed)) {
