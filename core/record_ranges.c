@@ -3,6 +3,13 @@
 
 #include "recorder.h"
 
+/* A range's head (session.h): kind, op_kind -1 and module as the value of the event's first 8
+   bytes (kind in the low byte, then phase, op_kind, module), the phase left for the pop. Made at
+   the push, where it costs less than in the pop (measured: 0.3 ns a pair). */
+static inline uint64_t range_head(int32_t module) {
+  return PROF_EVENT_RANGE | (uint64_t)0xffff << 16 | (uint64_t)(uint32_t)module << 32;
+}
+
 /* The event of the range r closed at now, as event n of R's buffer: the first 64 bytes only
    (prof_event_at supplies the zero counts of a range, so the event's second half is never
    touched), without a struct assignment or memset (they become `rep stos`, slow to start).
@@ -12,15 +19,14 @@ static inline void put_range(profR_Recorder *R, int64_t n, const profR_Range *r,
   profR_Event *e = &R->events[n];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   _Static_assert(offsetof(profR_Event, phase) == 1 && offsetof(profR_Event, op_kind) == 2 &&
-                     offsetof(profR_Event, module) == 4, "the event's head packs as below");
-  uint64_t head = PROF_EVENT_RANGE | (uint64_t)(uint8_t)R->phase << 8 | (uint64_t)0xffff << 16 |
-                  (uint64_t)(uint32_t)r->module << 32;   /* op_kind -1 */
+                     offsetof(profR_Event, module) == 4, "the event's head is range_head's");
+  uint64_t head = r->head | (uint64_t)(uint8_t)R->phase << 8;
   memcpy(e, &head, sizeof head);
 #else
   e->kind = PROF_EVENT_RANGE;
   e->phase = (uint8_t)R->phase;
   e->op_kind = -1;
-  e->module = r->module;
+  e->module = (int32_t)(uint32_t)(r->head >> 32);
 #endif
   e->device = 0;
   e->shapes = 0;
@@ -70,7 +76,7 @@ __attribute__((noinline)) static void push_any(prof_State *S, const char *name, 
   r->name = name;
   r->number1 = number1;
   r->stack = S->stack_fn != NULL ? S->stack_fn(S->stack_ud, S) : NULL;   /* where it opened */
-  r->module = profR_attr_node(R);
+  r->head = range_head(profR_attr_node(R));
   /* with a device capture open the range gets a correlation (an op's kind: the thread in the
      high bits), pushed so that the kernels launched inside it name it */
   r->corr = 0;
@@ -100,7 +106,7 @@ static inline void range_push(prof_State *S, const char *name, int64_t number1) 
       profR_Range *r = &R->ranges[k];
       r->name = name;
       r->number1 = number1;
-      r->module = module;
+      r->head = range_head(module);
       r->t0 = t0;
       /* stack and corr stay as every pop leaves a free slot: NULL and 0 */
       return;

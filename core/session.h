@@ -102,7 +102,9 @@ typedef struct profR_Range {
   uint64_t corr;               /* its correlation while a device capture is open, else 0 */
   int64_t t0;
   int64_t number1;             /* prof_range_push_numbered's n + 1; 0: a plain range */
-  int32_t module;              /* the innermost module when it opened */
+  /* the event's kind, op_kind and module (the innermost one when it opened) as the value of its
+     first 8 bytes on a little-endian machine, the phase (the pop's) left 0: record_ranges.c */
+  uint64_t head;
 } profR_Range;
 
 _Static_assert(offsetof(profR_Range, stack) - offsetof(profR_Range, name) ==
