@@ -92,15 +92,26 @@ _Static_assert(offsetof(profR_Event, value) + sizeof(int64_t) == 64,
 /* int64 words of the shapes arena per buffered event: an op with two 2-d inputs takes 7 */
 #define PROF_SHAPE_WORDS_PER_EVENT 12
 
-/* An open user range. */
+/* An open user range. Its fields from name to t0 lie in the order of the event's name ..
+   t_begin, so that the pop copies them as two 16-byte moves (record_ranges.c's put_range). */
 typedef struct profR_Range {
   const char *name;
-  int64_t number1;             /* prof_range_push_numbered's n + 1; 0: a plain range */
   const char *stack;           /* the stack hook's location at the push */
-  int64_t t0;
-  int32_t module;              /* the innermost module when it opened */
   uint64_t corr;               /* its correlation while a device capture is open, else 0 */
+  int64_t t0;
+  int64_t number1;             /* prof_range_push_numbered's n + 1; 0: a plain range */
+  /* the event's kind, op_kind and module (the innermost one when it opened) as the value of its
+     first 8 bytes on a little-endian machine, the phase (the pop's) left 0: record_ranges.c */
+  uint64_t head;
 } profR_Range;
+
+_Static_assert(offsetof(profR_Range, stack) - offsetof(profR_Range, name) ==
+                       offsetof(profR_Event, stack) - offsetof(profR_Event, name) &&
+                   offsetof(profR_Range, corr) - offsetof(profR_Range, name) ==
+                       offsetof(profR_Event, correlation) - offsetof(profR_Event, name) &&
+                   offsetof(profR_Range, t0) - offsetof(profR_Range, name) ==
+                       offsetof(profR_Event, t_begin) - offsetof(profR_Event, name),
+               "a range's name, stack, corr and t0 must lie as the event's name .. t_begin");
 
 /* The calling thread's recording state: no other thread touches it while recording runs. */
 typedef struct profR_Recorder {

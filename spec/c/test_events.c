@@ -1,5 +1,6 @@
 /* test_events.c — buffered events on one thread: ranges, instants, counters, memory, interned names. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "prof.h"
@@ -85,6 +86,78 @@ static void test_freed_range_slots_carry_nothing_over(void) {
   T_EQ_INT(prof_event_count(S), 1);
   T_EQ_STR(event(S, 0).name, "plain");
   T_CHECK(event(S, 0).stack == NULL);
+  prof_close(S);
+}
+
+/* Every field of a range event off the leaf paths (record_ranges.c packs kind, phase, op_kind and
+   module into one store and copies the rest in 16-byte moves): a module id past 16 bits, none
+   (-1), a phase past 0, a numbered range, and a slot whose previous event (an op on cuda with
+   shapes) set the fields a range leaves alone. */
+static void test_leaf_range_events_hold_every_field(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId parent = PROF_NO_MODULE, big = PROF_NO_MODULE;
+  for (int i = 0; i < 260 && big < 65536 + 300; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "p%d", i);
+    T_EQ_INT(prof_module_add(S, PROF_NO_MODULE, name, "Block", 0, &parent), PROF_OK);
+    for (int j = 0; j < 256; j++) {
+      snprintf(name, sizeof name, "c%d", j);
+      T_EQ_INT(prof_module_add(S, parent, name, "ReLU", 0, &big), PROF_OK);
+    }
+  }
+  T_CHECK(big >= 65536 + 300);
+  T_EQ_INT(prof_set_event_capacity(S, 4), PROF_OK);
+  T_EQ_INT(prof_set_record_shapes(S, 1), PROF_OK);
+  prof_start(S);
+  prof_Op op = {.kind = PROF_OP_CUSTOM, .name = "fused", .device = PROF_DEVICE_CUDA, .ninputs = 1};
+  op.in[0] = (prof_Operand){2, PROF_F32, {3, 5}};
+  prof_module_enter(S, parent);
+  for (int i = 0; i < 2; i++) {
+    prof_op_begin(S, &op);
+    prof_op_end(S, &op);
+  }
+  prof_module_exit(S, parent);
+  prof_stop(S);
+  T_EQ_INT(prof_event_count(S), 3);
+  T_EQ_INT(event(S, 0).device, PROF_DEVICE_CUDA);
+  T_EQ_INT(event(S, 1).ninputs, 1);
+  /* the same slots, now ranges: an outer numbered one outside every module, an inner plain one
+     in the module past 16 bits, both popped in the backward phase */
+  prof_start(S);
+  prof_set_phase(S, PROF_PHASE_BACKWARD);
+  prof_range_push_numbered(S, "step", 70000);
+  prof_module_enter(S, big);
+  prof_range_push(S, "inner");
+  prof_range_pop(S);
+  prof_module_exit(S, big);
+  prof_range_pop(S);
+  prof_stop(S);
+  T_EQ_INT(prof_check(S), PROF_OK);
+  T_EQ_INT(prof_event_count(S), 3);   /* inner, the module call, step */
+  const int at[2] = {0, 2};
+  const char *names[2] = {"inner", "step"};
+  const prof_ModuleId modules[2] = {big, PROF_NO_MODULE};
+  const int64_t values[2] = {-1, 70000};
+  for (int i = 0; i < 2; i++) {
+    prof_Event e = event(S, at[i]);
+    T_EQ_INT(e.kind, PROF_EVENT_RANGE);
+    T_EQ_STR(e.name, names[i]);
+    T_EQ_INT(e.op_kind, -1);
+    T_EQ_INT(e.module, modules[i]);
+    T_EQ_INT(e.thread, 0);
+    T_EQ_INT(e.phase, PROF_PHASE_BACKWARD);
+    T_EQ_INT(e.device, 0);
+    T_EQ_INT((int64_t)e.correlation, 0);
+    T_EQ_INT(e.value, values[i]);
+    T_CHECK(e.stack == NULL);
+    T_EQ_INT(e.ninputs, 0);
+    T_EQ_INT(e.macs + e.flops + e.bytes_read + e.bytes_written + e.bytes_allocated + e.bytes_freed +
+                 e.total,
+             0);
+    T_CHECK(e.t_begin_ns <= e.t_end_ns);
+  }
+  prof_Event inner = event(S, 0), step = event(S, 2);
+  T_CHECK(step.t_begin_ns <= inner.t_begin_ns && inner.t_end_ns <= step.t_end_ns);
   prof_close(S);
 }
 
@@ -206,6 +279,7 @@ static void test_interned_names_are_shared_copies(void) {
 int main(void) {
   T_RUN(test_ranges_nest_and_close_innermost_first);
   T_RUN(test_freed_range_slots_carry_nothing_over);
+  T_RUN(test_leaf_range_events_hold_every_field);
   T_RUN(test_range_errors_are_sticky);
   T_RUN(test_memory_events_carry_signed_bytes_and_live_total);
   T_RUN(test_memory_events_keep_addresses_and_tags);
