@@ -22,6 +22,13 @@ static prof_ModuleInfo info(prof_State *S, prof_ModuleId id) {
   return i;
 }
 
+/* A session's one root module of type, without parameters. */
+static prof_ModuleId root_of_type(prof_State *S, const char *type) {
+  prof_ModuleId r = PROF_NO_MODULE;
+  prof_module_add(S, PROF_NO_MODULE, "", type, 0, &r);
+  return r;
+}
+
 /* root -> a -> (a0, a1); root -> b. */
 typedef struct Tree { prof_ModuleId root, a, a0, a1, b; } Tree;
 
@@ -116,8 +123,7 @@ static void test_shared_module_counts_per_call(void) {
 
 static void test_recursion_counted_once(void) {
   prof_State *S = prof_new(NULL, NULL);
-  prof_ModuleId r;
-  prof_module_add(S, PROF_NO_MODULE, "", "Rec", 0, &r);
+  prof_ModuleId r = root_of_type(S, "Rec");
   prof_start(S);
   prof_module_enter(S, r);
   op(S, 1, 2);
@@ -187,8 +193,7 @@ static void test_mismatched_exit_is_survived(void) {
 
 static void test_stack_overflow_is_survived(void) {
   prof_State *S = prof_new(NULL, NULL);
-  prof_ModuleId r;
-  prof_module_add(S, PROF_NO_MODULE, "", "Deep", 0, &r);
+  prof_ModuleId r = root_of_type(S, "Deep");
   prof_start(S);
   /* the frame stack grows to 65,536 open calls (PROF_STACK_MAX); one more is a sticky error */
   for (int i = 0; i < 65536 + 4; i++) prof_module_enter(S, r);
@@ -279,8 +284,7 @@ static void test_enter_named_builds_the_tree(void) {
 
 static void test_phases_and_unattributed(void) {
   prof_State *S = prof_new(NULL, NULL);
-  prof_ModuleId r;
-  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &r);
+  prof_ModuleId r = root_of_type(S, "Net");
   prof_start(S);
   op(S, 1, 1);                         /* outside every module */
   prof_module_enter(S, r);
@@ -364,8 +368,7 @@ static void test_out_of_memory_paths(void) {
    (a phase's counters are made when the thread first records in it). */
 static void test_phase_switch_inside_a_frame(void) {
   prof_State *S = prof_new(NULL, NULL);
-  prof_ModuleId r;
-  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &r);
+  prof_ModuleId r = root_of_type(S, "Net");
   prof_start(S);
   prof_module_enter(S, r);
   op(S, 1, 2);
