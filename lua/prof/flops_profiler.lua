@@ -30,11 +30,10 @@ function M.FlopsProfiler(model, ds_engine, recompute_fwd_factor)
 end
 
 -- The columns the profile's rows are built from (prof.profile_view reads them a slice at a
--- time); the times only where something ran, the backward's only where there was one.
+-- time); the times only where something ran (nothing is timed on meta).
 local BASE_COLUMNS = { "id", "parent", "name", "type", "depth", "children", "params_counted", "hidden",
-  "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls" }
+  "fwd.macs", "fwd.flops", "fwd.bytes_read", "fwd.bytes_written", "fwd.calls", "bwd.calls", "bwd.flops" }
 local TIME_COLUMNS = { "fwd.time_ns", "fwd.device_time_ns", "bwd.time_ns", "bwd.device_time_ns" }
-local BWD_COLUMNS = { "bwd.calls", "bwd.flops" }
 
 -- A row keeps only the fields that differ from these (a million rows of twenty fields were
 -- 824 bytes each; most are false or empty): reads of the others find them here.
@@ -300,10 +299,9 @@ function FlopsProfiler:profile(extra, view)
   local objects, exact_flops = self.objects, extra.exact_flops
   local not_exact = S:conventions() ~= "exact"
   local columns = { table.unpack(BASE_COLUMNS) }
-  local timed = self.device ~= "meta" or self.device_timed ~= nil
-  local backward = S:totals("backward").calls > 0
-  for _, list in ipairs { timed and TIME_COLUMNS or {}, backward and BWD_COLUMNS or {} } do
-    for _, name in ipairs(list) do columns[#columns + 1] = name end
+  local timed = self.device ~= "meta" or self.device_timed ~= nil   -- else latency() is nil
+  if timed then
+    for _, name in ipairs(TIME_COLUMNS) do columns[#columns + 1] = name end
   end
   local modules = profile_view.new(S, columns, function(c, k, i, parent, path, children)
     local typename = c.type[k]
@@ -317,7 +315,7 @@ function FlopsProfiler:profile(extra, view)
       r.fwd_latency_s = latency(self, c["fwd.time_ns"][k], c["fwd.device_time_ns"][k])
       r.bwd_latency_s = latency(self, c["bwd.time_ns"][k], c["bwd.device_time_ns"][k])
     end
-    if backward and c["bwd.calls"][k] > 0 then r.bwd_flops = c["bwd.flops"][k] end
+    if c["bwd.calls"][k] > 0 then r.bwd_flops = c["bwd.flops"][k] end
     local m = objects[c.id[k]]
     local repr = m and m:extra_repr() or ""
     if repr ~= "" then r.extra_repr = repr end
@@ -458,14 +456,15 @@ end
 
 -- A full collection between the phases of get_model_profile: each phase's garbage (the exact
 -- re-count's session tables, a forward's tensors) is freed before the next phase allocates, so
--- the peak is one phase's, not the collector's lag over two (a million modules: 1.39 -> x GB).
--- It costs a mark of what is live, a few milliseconds for a model of a few thousand modules.
+-- the peak is one phase's, not the collector's lag over two (300,000 modules: 307 -> 231 MB).
+-- It costs a mark of what is live: a few milliseconds for a model of a few thousand modules,
+-- half a second for a million.
 local function settle()
   collectgarbage("collect")
 end
 
--- The forward counted once more under exact conventions: pre-order position -> flops. The roofline verdict is
--- about the work the machine did, whatever conventions the report prints.
+-- The forward counted once more under exact conventions: pre-order position -> flops. The
+-- roofline verdict is about the work the machine did, whatever conventions the report prints.
 local function count_exact(model, args, o)
   local p = M.FlopsProfiler(model)
   p.force_conventions, p.rules = "exact", o.rules
