@@ -843,8 +843,28 @@ PROF_API void prof_instant(prof_State *S, const char *name);
 PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 
 /*
-** Annotation macros: compiled to nothing when PROF_DISABLE is defined, so a host can leave its
-** marks in place and build them out.
+** The one part of a prof_State a host may read, its first member: nonzero while a window records
+** (prof_start .. prof_stop; the functions above do nothing otherwise). prof_recording reads it
+** without a call, so that marks in an idle session cost a load and a branch (ITT's domain flag
+** works the same way); the rest of prof_State stays opaque. Any thread, hot path.
+*/
+typedef struct prof_StateHead {
+  int recording;               /* written by prof_start and prof_stop only */
+} prof_StateHead;
+
+static inline int prof_recording(const prof_State *S) {
+#if defined(__GNUC__)
+  return __atomic_load_n(&((const prof_StateHead *)(const void *)S)->recording, __ATOMIC_RELAXED);
+#else
+  (void)S;
+  return 1;   /* no atomic builtin: the call decides, as it does anyway */
+#endif
+}
+
+/*
+** Annotation macros: the calls above behind prof_recording's test, each argument evaluated once
+** and none while idle (an idle pair costs no call). Compiled to nothing when PROF_DISABLE is
+** defined, so a host can leave its marks in place and build them out.
 */
 #ifdef PROF_DISABLE
 #define PROF_RANGE_PUSH(S, name) ((void)0)
@@ -852,10 +872,22 @@ PROF_API void prof_counter(prof_State *S, const char *name, int64_t value);
 #define PROF_INSTANT(S, name) ((void)0)
 #define PROF_COUNTER(S, name, value) ((void)0)
 #else
-#define PROF_RANGE_PUSH(S, name) prof_range_push((S), (name))
-#define PROF_RANGE_POP(S) prof_range_pop(S)
-#define PROF_INSTANT(S, name) prof_instant((S), (name))
-#define PROF_COUNTER(S, name, value) prof_counter((S), (name), (value))
+static inline void prof_mark_range_push(prof_State *S, const char *name) {
+  if (prof_recording(S)) prof_range_push(S, name);
+}
+static inline void prof_mark_range_pop(prof_State *S) {
+  if (prof_recording(S)) prof_range_pop(S);
+}
+static inline void prof_mark_instant(prof_State *S, const char *name) {
+  if (prof_recording(S)) prof_instant(S, name);
+}
+static inline void prof_mark_counter(prof_State *S, const char *name, int64_t value) {
+  if (prof_recording(S)) prof_counter(S, name, value);
+}
+#define PROF_RANGE_PUSH(S, name) prof_mark_range_push((S), (name))
+#define PROF_RANGE_POP(S) prof_mark_range_pop(S)
+#define PROF_INSTANT(S, name) prof_mark_instant((S), (name))
+#define PROF_COUNTER(S, name, value) prof_mark_counter((S), (name), (value))
 #endif
 
 /* {====================== device capture (CUPTI) ======================} */

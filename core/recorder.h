@@ -57,7 +57,7 @@ static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
 }
 
 static inline int profR_active(const prof_State *S) {
-  return atomic_load_explicit(&((prof_State *)S)->active, memory_order_relaxed);
+  return profI_active(S);
 }
 
 /* Where ops run now: the innermost open frame's attribution node, or -1. */

@@ -196,13 +196,13 @@ typedef struct profS_Snapshot {
 } profS_Snapshot;
 
 struct prof_State {
+  prof_StateHead head;         /* first (prof.h): recording, read by the annotation macros */
   prof_Alloc alloc;
   void *ud;
   char errmsg[PROF_ERRMSG_SIZE];
   pthread_mutex_t lock;        /* registration, rules, the recorder list: the cold paths */
   int64_t serial;              /* tells this session from an earlier one at the same address */
   prof_Conventions conv;
-  atomic_int active;
   /* serial while ranges may take their leaf path (active, TSC clock, no stack hook), else 0: one
      compare with the thread's cache entry answers all four questions (record_ranges.c) */
   atomic_llong range_fast;     /* kept by profI_range_fast_update */
@@ -273,11 +273,21 @@ PROF_INTERNAL const char *profN_intern_locked(prof_State *S, const char *name);
 PROF_INTERNAL void profS_free(prof_State *S);
 PROF_INTERNAL void profS_empty(prof_State *S);
 
+/* Whether a window records (prof_start .. prof_stop): the head's flag, read by recorders on any
+   thread and by prof.h's macros, written by the thread that starts and stops (the __atomic
+   builtins prof.h reads it with, which C++ hosts also have). */
+static inline int profI_active(const prof_State *S) {
+  return __atomic_load_n(&S->head.recording, __ATOMIC_RELAXED);
+}
+static inline void profI_set_active(prof_State *S, int on) {
+  __atomic_store_n(&S->head.recording, on, __ATOMIC_SEQ_CST);
+}
+
 /* range_fast again, after active, the clock, the stack hook or the capture's hooks changed
    (prof_start, prof_capture_open and _close). Inline: capture/ calls it, and a call into
    state.c would close a dependency circle (state -> snapshot -> capture -> state). */
 static inline void profI_range_fast_update(prof_State *S) {
-  int fast = atomic_load(&S->active) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
+  int fast = profI_active(S) && S->clock.tsc && S->stack_fn == NULL && S->corr_push == NULL;
   atomic_store(&S->range_fast, fast ? S->serial : 0);
 }
 

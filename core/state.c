@@ -27,7 +27,7 @@ prof_State *prof_new(prof_Alloc f, void *ud) {
   S->ud = ud;
   S->conv = PROF_CONV_EXACT;
   S->first_root = S->last_root = -1;
-  atomic_init(&S->active, 0);
+  profI_set_active(S, 0);
   atomic_init(&S->range_fast, 0);
   atomic_init(&S->n_nodes, 0);
   profC_init(&S->clock);
@@ -118,7 +118,7 @@ int prof_start(prof_State *S) {
   prof_reset(S);
   profC_start(&S->clock);
   profK_on_start(S);
-  atomic_store(&S->active, 1);
+  profI_set_active(S, 1);
   profI_range_fast_update(S);
   return PROF_OK;
 }
@@ -127,7 +127,7 @@ int prof_stop(prof_State *S) {
   if (!profR_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
   atomic_store(&S->range_fast, 0);
-  atomic_store(&S->active, 0);
+  profI_set_active(S, 0);
   profK_on_stop(S);
   return prof_snapshot(S);
 }

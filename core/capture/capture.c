@@ -148,7 +148,7 @@ int prof_capture_open(prof_State *S, prof_CaptureKind kind, const prof_CaptureOp
     return rc;
   }
   C->opt.save_path = NULL;   /* the caller's string is not kept */
-  if (atomic_load(&S->active)) {
+  if (profI_active(S)) {
     /* opened inside a window: it begins now */
     C->window_begin = prof_now_ns();
     C->started = 1;
@@ -237,7 +237,7 @@ void profK_on_stop(prof_State *S) {
 
 void profK_on_snapshot(prof_State *S) {
   profK_Capture *C = open_capture(S);
-  if (C != NULL && atomic_load_explicit(&S->active, memory_order_relaxed)) (void)drain(C, 0);
+  if (C != NULL && profI_active(S)) (void)drain(C, 0);
 }
 
 void prof_capture_stats(const prof_State *S, prof_CaptureStats *out) {

@@ -161,6 +161,32 @@ static void test_leaf_range_events_hold_every_field(void) {
   prof_close(S);
 }
 
+/* prof_recording is the session's head flag: set by prof_start, cleared by prof_stop. The macros
+   test it before calling: while idle a pop with no push leaves no error and nothing is kept, and
+   the counts a window takes are the same as the direct calls'. */
+static void test_annotation_macros_follow_the_recording_flag(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_set_event_capacity(S, 8);
+  T_EQ_INT(prof_recording(S), 0);
+  PROF_RANGE_POP(S);
+  PROF_INSTANT(S, "idle mark");
+  PROF_COUNTER(S, "idle counter", 1);
+  T_EQ_INT(prof_check(S), PROF_OK);
+  prof_start(S);
+  T_EQ_INT(prof_recording(S) != 0, 1);
+  PROF_RANGE_PUSH(S, "step");
+  PROF_INSTANT(S, "mark");
+  PROF_RANGE_POP(S);
+  PROF_RANGE_POP(S);   /* one pop too many while recording: the call runs and keeps its error */
+  prof_stop(S);
+  T_EQ_INT(prof_recording(S), 0);
+  T_EQ_INT(prof_event_count(S), 2);
+  T_EQ_STR(event(S, 0).name, "mark");
+  T_EQ_STR(event(S, 1).name, "step");
+  T_EQ_INT(prof_check(S), PROF_ERRSTATE);
+  prof_close(S);
+}
+
 static void test_range_errors_are_sticky(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_start(S);
@@ -280,6 +306,7 @@ int main(void) {
   T_RUN(test_ranges_nest_and_close_innermost_first);
   T_RUN(test_freed_range_slots_carry_nothing_over);
   T_RUN(test_leaf_range_events_hold_every_field);
+  T_RUN(test_annotation_macros_follow_the_recording_flag);
   T_RUN(test_range_errors_are_sticky);
   T_RUN(test_memory_events_carry_signed_bytes_and_live_total);
   T_RUN(test_memory_events_keep_addresses_and_tags);
