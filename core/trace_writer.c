@@ -10,6 +10,17 @@
 
 #define OUT_SIZE (64 * 1024)
 #define NEST_MAX 512             /* deeper spans are written unchecked (recorders nest far less) */
+#define FRAG_SLOTS 256           /* modules whose "name" .. "Module Type" text is kept, by id */
+#define FRAG_SIZE 244
+
+/* A module call's name, path and type as written once: every later call of the module copies
+   it (the path walk, the "path (Type)" formatting and three escapes cost a third of an event).
+   Direct-mapped by module id, so its memory is fixed whatever the model's size. */
+typedef struct Frag {
+  int32_t module;                /* -1: empty */
+  uint32_t len;
+  char text[FRAG_SIZE];
+} Frag;
 
 /* The document goes out in OUT_SIZE pieces: one callback per piece, not per token. */
 typedef struct Out {
@@ -18,16 +29,20 @@ typedef struct Out {
   void *ud;
   int failed;
   size_t len;
+  int64_t flushes;               /* how many times buf was handed on: a Frag is copied out of buf
+                                    only when none happened while it was written */
   profW_Writer w;                /* at depth 0 it writes one value: escaped strings, devices */
   int64_t nest[NEST_MAX];        /* ends of the open spans of the thread being written */
   char path[4096];
   char name[4200];
+  Frag frags[FRAG_SLOTS];
   char buf[OUT_SIZE];
 } Out;
 
 static void flush(Out *o) {
   if (o->len > 0 && !o->failed && o->fn(o->ud, o->buf, o->len) != 0) o->failed = 1;
   o->len = 0;
+  o->flushes++;
 }
 
 static void put_slow(Out *o, const char *s, size_t n) {
@@ -57,12 +72,24 @@ static int sink(void *ud, const char *s, size_t n) {
   return 0;
 }
 
-/* Decimal digits by hand: snprintf would cost more than the rest of an event. */
+/* Decimal digits by hand, two at a time (a division per pair): snprintf would cost more than the
+   rest of an event, and the 13-digit correlation ids a digit at a time a fifth of the writer. */
 static char *fmt_u64(char *end, uint64_t v) {
-  do {
-    *--end = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
+  static const char pairs[] =
+      "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+      "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+  while (v >= 100) {
+    uint64_t r = v % 100;
+    v /= 100;
+    end -= 2;
+    memcpy(end, pairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    end -= 2;
+    memcpy(end, pairs + 2 * v, 2);
+  } else {
+    *--end = (char)('0' + v);
+  }
   return end;
 }
 
@@ -108,14 +135,14 @@ static void put_str(Out *o, const char *s) {
   o->buf[o->len++] = '"';
 }
 
-/* A key of the event's "args", opening them at the first: an event without args has none. */
-static void put_key(Out *o, const char *key, int *first) {
-  if (*first) LIT(o, ",\"args\":{");
-  else LIT(o, ",");
-  *first = 0;
-  put_str(o, key);
-  LIT(o, ":");
-}
+/* A key of the event's "args", opening them at the first: an event without args has none. Keys
+   are plain literals, written with their quotes and colon as one literal, never scanned. */
+#define KEY(o, key, first)                       \
+  do {                                           \
+    if (*(first)) LIT((o), ",\"args\":{\"" key "\":"); \
+    else LIT((o), ",\"" key "\":");              \
+    *(first) = 0;                                \
+  } while (0)
 
 /* The C++ type names torch's traces give in "Input type" (c10's scalar types). */
 static const char *torch_type(int32_t dtype) {
@@ -127,7 +154,7 @@ static const char *torch_type(int32_t dtype) {
 
 /* record_shapes: "Input Dims" [[8, 64], [64, 64]] and "Input type" ["float", "float"], as torch. */
 static void put_inputs(Out *o, const prof_Event *e, int *first) {
-  put_key(o, "Input Dims", first);
+  KEY(o, "Input Dims", first);
   LIT(o, "[");
   for (int32_t i = 0; i < e->ninputs; i++) {
     if (i > 0) LIT(o, ",");
@@ -139,7 +166,7 @@ static void put_inputs(Out *o, const prof_Event *e, int *first) {
     LIT(o, "]");
   }
   LIT(o, "]");
-  put_key(o, "Input type", first);
+  KEY(o, "Input type", first);
   LIT(o, "[");
   for (int32_t i = 0; i < e->ninputs; i++) {
     if (i > 0) LIT(o, ",");
@@ -153,10 +180,11 @@ static void end_event(Out *o, int first) {
   else LIT(o, "}}");
 }
 
-static void put_arg_int(Out *o, const char *key, int64_t v, int *first) {
-  put_key(o, key, first);
-  put_int(o, v);
-}
+#define ARG_INT(o, key, v, first) \
+  do {                            \
+    KEY((o), key, (first));       \
+    put_int((o), (v));            \
+  } while (0)
 
 /* {====================== deviceProperties ======================} */
 
@@ -282,12 +310,35 @@ static int64_t nest(Ctx *c, int64_t begin, int64_t end) {
   return end;
 }
 
-static const char *phase_name(prof_Phase p) {
-  switch (p) {
-    case PROF_PHASE_FORWARD: return "forward";
-    case PROF_PHASE_BACKWARD: return "backward";
-    case PROF_PHASE_STEP: return "step";
-    default: return "unknown";
+/* ,"cat":"module","name":"features.0 (Conv2d)","args":{"Module Path":"features.0","Module Type":
+   "Conv2d" (the name is what Perfetto shows on the slice; the root's is its type alone), from the
+   module's Frag when it holds it. The args are open afterwards. */
+static void module_names(Out *o, prof_State *S, const prof_Event *e) {
+  Frag *f = &o->frags[(uint32_t)e->module % FRAG_SLOTS];
+  if (e->module >= 0 && f->module == e->module) {
+    put(o, f->text, f->len);
+    return;
+  }
+  size_t start = o->len;
+  int64_t flushes = o->flushes;
+  int n = prof_module_path(S, e->module, o->path, sizeof o->path);
+  if (n < 0) o->path[0] = '\0';
+  LIT(o, ",\"cat\":\"module\",\"name\":");
+  if (o->path[0] != '\0') {
+    snprintf(o->name, sizeof o->name, "%s (%s)", o->path, e->name != NULL ? e->name : "");
+    put_str(o, o->name);
+  } else {
+    put_str(o, e->name);
+  }
+  int first = 1;
+  KEY(o, "Module Path", &first);
+  put_str(o, o->path);
+  KEY(o, "Module Type", &first);
+  put_str(o, e->name);
+  if (e->module >= 0 && o->flushes == flushes && o->len - start <= FRAG_SIZE) {
+    f->module = e->module;
+    f->len = (uint32_t)(o->len - start);
+    memcpy(f->text, o->buf + start, f->len);
   }
 }
 
@@ -299,27 +350,19 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
   put_us(o, dur);
   int first = 1;
   if (e->kind == PROF_EVENT_MODULE) {
-    int n = prof_module_path(S, e->module, o->path, sizeof o->path);
-    if (n < 0) o->path[0] = '\0';
-    LIT(o, ",\"cat\":\"module\",\"name\":");
-    if (o->path[0] != '\0') {
-      /* "features.0 (Conv2d)": what Perfetto shows on the slice */
-      snprintf(o->name, sizeof o->name, "%s (%s)", o->path, e->name != NULL ? e->name : "");
-      put_str(o, o->name);
-    } else {
-      put_str(o, e->name);
+    module_names(o, S, e);
+    first = 0;
+    switch (e->phase) {
+      case PROF_PHASE_FORWARD: LIT(o, ",\"Phase\":\"forward\""); break;
+      case PROF_PHASE_BACKWARD: LIT(o, ",\"Phase\":\"backward\""); break;
+      case PROF_PHASE_STEP: LIT(o, ",\"Phase\":\"step\""); break;
+      default: LIT(o, ",\"Phase\":\"unknown\""); break;
     }
-    put_key(o, "Module Path", &first);
-    put_str(o, o->path);
-    put_key(o, "Module Type", &first);
-    put_str(o, e->name);
-    put_key(o, "Phase", &first);
-    put_str(o, phase_name(e->phase));
-    put_arg_int(o, "MACs", e->macs, &first);
-    put_arg_int(o, "FLOPs", e->flops, &first);
-    put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
+    ARG_INT(o, "MACs", e->macs, &first);
+    ARG_INT(o, "FLOPs", e->flops, &first);
+    ARG_INT(o, "Bytes", e->bytes_read + e->bytes_written, &first);
     /* whole FLOP/s: no reader needs a fraction of one, and %.17g costs more than the event */
-    put_arg_int(o, "FLOP/s", dur > 0 ? llround((double)e->flops * 1e9 / (double)dur) : 0, &first);
+    ARG_INT(o, "FLOP/s", dur > 0 ? llround((double)e->flops * 1e9 / (double)dur) : 0, &first);
   } else {
     if (e->kind == PROF_EVENT_OP) LIT(o, ",\"cat\":\"cpu_op\",\"name\":");
     else LIT(o, ",\"cat\":\"user_annotation\",\"name\":");
@@ -334,17 +377,17 @@ static void span(Ctx *c, prof_State *S, const prof_Event *e) {
     }
     if (e->kind == PROF_EVENT_OP) {
       if (e->ninputs > 0) put_inputs(o, e, &first);
-      if (e->flops != 0) put_arg_int(o, "FLOPs", e->flops, &first);
-      if (e->macs != 0) put_arg_int(o, "MACs", e->macs, &first);
+      if (e->flops != 0) ARG_INT(o, "FLOPs", e->flops, &first);
+      if (e->macs != 0) ARG_INT(o, "MACs", e->macs, &first);
       if (e->bytes_read + e->bytes_written != 0)
-        put_arg_int(o, "Bytes", e->bytes_read + e->bytes_written, &first);
+        ARG_INT(o, "Bytes", e->bytes_read + e->bytes_written, &first);
     }
   }
   if (e->stack != NULL) {
-    put_key(o, "Call stack", &first);
+    KEY(o, "Call stack", &first);
     put_str(o, e->stack);
   }
-  if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
+  if (e->correlation != 0) ARG_INT(o, "External id", (int64_t)e->correlation, &first);
   end_event(o, first);
 }
 
@@ -355,22 +398,23 @@ static void point(Ctx *c, const prof_Event *e) {
     event_head(c, 'C', e->thread, e->t_begin_ns);
     LIT(o, ",\"name\":");
     put_str(o, e->name);
-    put_arg_int(o, "value", e->value, &first);
+    ARG_INT(o, "value", e->value, &first);
     end_event(o, first);
     return;
   }
   event_head(c, 'i', e->thread, e->t_begin_ns);
   LIT(o, ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
-  put_str(o, e->kind == PROF_EVENT_MEMORY ? "[memory]" : e->name);
+  if (e->kind == PROF_EVENT_MEMORY) LIT(o, "\"[memory]\"");
+  else put_str(o, e->name);
   if (e->kind == PROF_EVENT_MEMORY) {
     /* torch's keys: c10's DeviceType (0 cpu, 1 cuda), device id -1 for the host */
     int cuda = e->device == PROF_DEVICE_CUDA;
-    put_arg_int(o, "Total Allocated", e->total, &first);
-    put_arg_int(o, "Bytes", e->value, &first);
-    put_arg_int(o, "Device Id", cuda ? 0 : -1, &first);
-    put_arg_int(o, "Device Type", cuda ? 1 : 0, &first);
-    put_arg_int(o, "Addr", (int64_t)e->address, &first);   /* torch's: pairs a free with its alloc */
-    if (e->correlation != 0) put_arg_int(o, "External id", (int64_t)e->correlation, &first);
+    ARG_INT(o, "Total Allocated", e->total, &first);
+    ARG_INT(o, "Bytes", e->value, &first);
+    ARG_INT(o, "Device Id", cuda ? 0 : -1, &first);
+    ARG_INT(o, "Device Type", cuda ? 1 : 0, &first);
+    ARG_INT(o, "Addr", (int64_t)e->address, &first);   /* torch's: pairs a free with its alloc */
+    if (e->correlation != 0) ARG_INT(o, "External id", (int64_t)e->correlation, &first);
   }
   end_event(o, first);
 }
@@ -506,6 +550,8 @@ int prof_write_chrome_trace(prof_State *S, const prof_TraceInfo *info, prof_Writ
   o->ud = ud;
   o->failed = 0;
   o->len = 0;
+  o->flushes = 0;
+  for (int i = 0; i < FRAG_SLOTS; i++) o->frags[i].module = -1;
   profW_init(&o->w, sink, o, 0);
   int64_t lo = ord.n > 0 ? ord.min_begin : INT64_MAX, hi = INT64_MIN;
   profX_gpu_bounds(S, &lo, &hi);   /* device work may start the trace (a replayed capture) */

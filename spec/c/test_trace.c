@@ -375,6 +375,67 @@ static void test_strings_escaped_and_utf8_repaired(void) {
   prof_close(w.S);
 }
 
+/*
+** Module spans name their module from a per-write cache of 256 slots by id: 700 modules (ids
+** that share slots), a path over the slot's size (a 300-byte part), a part and a type that need
+** escaping, called round-robin 20 times each (14,000 spans, so the 64 KB output buffer is
+** handed on in the middle of some names). Every span must give its own module's path, type and
+** "path (Type)" name, as prof_module_path and the registration say.
+*/
+static void test_module_spans_name_their_own_module(void) {
+  enum { MODS = 700, CALLS = 20 };
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId root, ids[MODS];
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &root);
+  char long_part[301];
+  memset(long_part, 'x', 300);
+  long_part[300] = '\0';
+  for (int i = 0; i < MODS; i++) {
+    char name[400];
+    if (i == 5) snprintf(name, sizeof name, "%s", long_part);
+    else if (i == 6) snprintf(name, sizeof name, "q\"uote\\d.%d", i);
+    else snprintf(name, sizeof name, "layers.%d", i);
+    prof_module_add(S, root, name, i == 6 ? "Odd\ttype" : i % 2 ? "Linear" : "ReLU", 0, &ids[i]);
+  }
+  prof_set_event_capacity(S, MODS * CALLS + 16);
+  prof_start(S);
+  for (int c = 0; c < CALLS; c++)
+    for (int i = 0; i < MODS; i++) {
+      prof_module_enter(S, ids[i]);
+      prof_module_exit(S, ids[i]);
+    }
+  prof_stop(S);
+  Buf b = {.fail_after = -1};
+  T_EQ_INT(prof_write_chrome_trace(S, NULL, buf_write, &b), PROF_OK);
+  T_CHECK(b.calls > 2);   /* the buffer went out in several pieces */
+  cJSON *doc = parse(&b);
+  T_CHECK(doc != NULL);
+  int spans = 0, wrong = 0, k = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, get(doc, "traceEvents")) {
+    const char *cat = str(e, "cat");
+    if (cat == NULL || strcmp(cat, "module") != 0) continue;
+    /* one thread, spans in the order they began: round-robin over the modules */
+    prof_ModuleId id = ids[k++ % MODS];
+    char path[512], name[600];
+    prof_ModuleInfo mi = {.size = sizeof mi};
+    prof_module_path(S, id, path, sizeof path);
+    prof_module_info(S, id, &mi);
+    snprintf(name, sizeof name, "%s (%s)", path, mi.type);
+    const cJSON *args = get(e, "args");
+    spans++;
+    if (strcmp(str(e, "name"), name) != 0 || strcmp(str(args, "Module Path"), path) != 0 ||
+        strcmp(str(args, "Module Type"), mi.type) != 0 || strcmp(str(args, "Phase"), "forward") != 0)
+      wrong++;
+  }
+  T_EQ_INT(spans, MODS * CALLS);
+  T_EQ_INT(wrong, 0);
+  T_CHECK(find(doc, "q\"uote\\d.6 (Odd\ttype)", "X") != NULL);
+  cJSON_Delete(doc);
+  free(b.data);
+  prof_close(S);
+}
+
 static void test_dropped_events_counted(void) {
   prof_State *S = prof_new(NULL, NULL);
   prof_set_event_capacity(S, 2);
@@ -552,6 +613,7 @@ int main(void) {
   T_RUN(test_spans_nest_per_thread);
   T_RUN(test_crossing_span_is_clipped);
   T_RUN(test_strings_escaped_and_utf8_repaired);
+  T_RUN(test_module_spans_name_their_own_module);
   T_RUN(test_dropped_events_counted);
   T_RUN(test_files_plain_and_gzip_hold_the_same_document);
   T_RUN(test_failed_writes_leave_nothing);
