@@ -118,8 +118,107 @@ describe("prof.record_function", function()
     assert.is_nil(p.stack_error)
   end)
 
-  it("refuses a name that is not a string", function()
-    assert.error_matches(function() prof.record_function(42) end, "name must be a string")
+  it("refuses a name that is not a string, at the caller's line", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(function() prof.record_function(42) end)
+    assert.is_false(ok)
+    assert.equal("spec/profiler_spec.lua:" .. line .. ": record_function: name must be a string, got number",
+      err)
+    assert.error_matches(function() prof.record_function() end, "must be a string, got nil")
+  end)
+
+  it("a scope opened in one window and closed in the next pops nothing of the next one", function()
+    local base = prof.open_scopes()
+    local p1 = prof.profile{}
+    local a = prof.record_function("a")        -- window 1
+    prof.record_function("in 1", function() end)
+    p1:stop()
+    local p2 = prof.profile{}
+    do
+      local _ <close> = a                      -- still open in window 2, closed there
+      prof.record_function("in 2", function() end)
+    end
+    prof.record_function("after a", function() end)
+    p2:stop()
+    assert.same({ "in 1" }, names(of_kind(p1:events(), "range")))
+    assert.same({ "in 2", "after a" }, names(of_kind(p2:events(), "range")))
+    assert.is_nil(p2.stack_error)
+    assert.equal(base, prof.open_scopes())
+  end)
+
+  it("pops a range exactly when its scope opened in the window still recording (random walk)", function()
+    -- the rule, as a model: each open scope remembers the window it opened in (false outside
+    -- one); closing it reaches the core only while that window still records
+    local rng = 12345
+    local function rand(n) rng = (rng * 1103515245 + 12345) % 2147483648 return rng % n + 1 end
+    local base = prof.open_scopes()
+    local stack, window, p, expected, got = {}, nil, nil, {}, {}
+    local windows = 0
+    local all_expected = {}
+    local function close_window()
+      p:stop()
+      assert.is_nil(p.stack_error)
+      got[#got + 1] = names(of_kind(p:events(), "range"))
+      all_expected[#all_expected + 1] = expected
+      window, p, expected = nil, nil, {}
+    end
+    for i = 1, 3000 do
+      local r = rand(10)
+      if r <= 4 then
+        local name = "r" .. i
+        stack[#stack + 1] = { closer = prof.record_function(name), window = window, name = name }
+      elseif r <= 8 and #stack > 0 then
+        local top = table.remove(stack)
+        if top.window ~= nil and top.window == window then expected[#expected + 1] = top.name end
+        do local _ <close> = top.closer end
+      elseif r == 9 and window == nil then
+        windows = windows + 1
+        window, p = windows, prof.profile{}
+      elseif r == 10 and window ~= nil then
+        close_window()
+      end
+    end
+    while #stack > 0 do
+      local top = table.remove(stack)
+      if top.window ~= nil and top.window == window then expected[#expected + 1] = top.name end
+      do local _ <close> = top.closer end
+    end
+    if window ~= nil then close_window() end
+    assert.is_true(windows > 50, windows .. " windows")
+    local popped = 0
+    for k = 1, #got do
+      table.sort(all_expected[k])
+      table.sort(got[k])
+      assert.same(all_expected[k], got[k])
+      popped = popped + #got[k]
+    end
+    assert.is_true(popped > 100, popped .. " ranges")
+    assert.equal(base, prof.open_scopes())
+  end)
+
+  it("lets fn yield: record_function(name, fn) inside a coroutine", function()
+    local p = prof.profile{}
+    local co = coroutine.wrap(function()
+      return prof.record_function("gen", function(x)
+        local y = coroutine.yield(x + 1)
+        return y * 2, "done"
+      end, 1)
+    end)
+    assert.equal(2, co())
+    local a, b = co(21)
+    p:stop()
+    assert.same({ 42, "done" }, { a, b })
+    assert.same({ "gen" }, names(of_kind(p:events(), "range")))
+  end)
+
+  it("costs a counter outside a window: nothing reaches a session, and depth comes back", function()
+    local base = prof.open_scopes()
+    do
+      local _ <close> = prof.record_function("idle")
+      assert.equal(base + 1, prof.open_scopes())
+      prof.record_function("idle fn", function() assert.equal(base + 2, prof.open_scopes()) end)
+    end
+    assert.equal(base, prof.open_scopes())
   end)
 end)
 

@@ -84,6 +84,7 @@ void lbind_open_term(lua_State *L);
 void lbind_open_json(lua_State *L);
 void lbind_open_files(lua_State *L);
 void lbind_open_hooks(lua_State *L);
+void lbind_open_scopes(lua_State *L);
 
 /* S:apply_ignore(fn): prof_ignore_apply with fn(id, path, type) -> truthy (lhooks.c). */
 int lhooks_apply_ignore(lua_State *L);

@@ -25,6 +25,7 @@ int luaopen_prof_core(lua_State *L) {
   lbind_open_files(L);
   lbind_open_json(L);
   lbind_open_hooks(L);
+  lbind_open_scopes(L);
   lua_pushliteral(L, PROF_VERSION);
   lua_setfield(L, -2, "VERSION");
   return 1;

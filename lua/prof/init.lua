@@ -21,6 +21,7 @@ M.schedule = schedule.schedule
 M.ProfilerAction = { NONE = schedule.NONE, WARMUP = schedule.WARMUP, RECORD = schedule.RECORD,
                      RECORD_AND_SAVE = schedule.RECORD_AND_SAVE }
 M.record_function = profiler.record_function
+M.open_scopes = profiler.open_scopes
 M.tensorboard_trace_handler = profiler.tensorboard_trace_handler
 M.step = profiler.step
 

@@ -17,74 +17,34 @@ M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at 
 
 -- {========== record_function: the hot path ==========}
 
--- Ranges are recorded only inside a recording window; one that opened outside it (or in an
--- earlier window) must not pop a range of this one. Each open scope remembers the window it was
--- pushed in (gen counts window starts and stops); its pop reaches the core only when that window
--- is still the current one. One shared closer serves every <close> scope: scopes close in LIFO
--- order, so the innermost entry of the stack is always the one closing (nothing is allocated).
-local recording, gen, depth = false, 0, 0
-local gens = {}
--- name -> the recording state's interned copy (S:intern), so a push takes no lookup in C
-local names, intern = {}, nil
--- Ranges go to the recording session itself, not to whichever session is the runtime's
--- recorder: the engine's flops profiler may hold that for a step while a range is open.
-local rec_S, range_push_m, range_pop_m
-
-local function pop()
-  local g = gens[depth]
-  if g == gen then range_pop_m(rec_S) end
-  depth = depth - 1
+-- The scope stack is C's (core.new_scopes, core/lua/lscopes.c): a range reaches the core only
+-- inside a recording window, and a scope opened before the window (or in an earlier one) never
+-- pops one of its ranges. Ranges go to the recording session itself, not to whichever session
+-- is the runtime's recorder: the engine's flops profiler may hold that for a step while a range
+-- is open.
+local function run(closer, fn, ...)
+  local _ <close> = closer
+  return fn(...)
 end
 
-local CLOSER = setmetatable({}, { __name = "prof.record_function", __close = pop })
+local scopes = core.new_scopes(run)
+local pop = scopes.pop
 
 -- ProfilerStep#n: one interned name for every step (a name per step would grow the session's
 -- name table by one string a step, for as long as the run lasts)
-local function push_step(n)
-  depth = depth + 1
-  if recording then
-    local p = names.ProfilerStep
-    if p == nil then
-      p = intern("ProfilerStep")
-      names.ProfilerStep = p
-    end
-    rec_S:range_push_numbered(p, n)
-    gens[depth] = gen
-  else
-    gens[depth] = false
-  end
-end
-
-local function run(fn, ...)
-  local _ <close> = CLOSER
-  return fn(...)
-end
+local push_numbered = scopes.push_numbered
+local function push_step(n) push_numbered("ProfilerStep", n) end
 
 --[[
 prof.record_function(name): a scope for `local _ <close> = prof.record_function("model_forward")`
 (torch's `with record_function(...)`); prof.record_function(name, fn, ...): runs fn(...) inside
 the range and returns what it returns (the range closes on errors too). Outside a recording
-window it costs a counter and a table store.
+window it costs a counter.
 ]]
-function M.record_function(name, fn, ...)
-  if type(name) ~= "string" then
-    error("record_function: name must be a string, got " .. type(name), 2)
-  end
-  depth = depth + 1
-  if recording then
-    local p = names[name]
-    if p == nil then
-      p = intern(name)
-      names[name] = p
-    end
-    range_push_m(rec_S, p)
-    gens[depth] = gen
-  else
-    gens[depth] = false
-  end
-  if fn == nil then return CLOSER end
-  return run(fn, ...)
-end
+M.record_function = scopes.push
+
+-- Open record_function scopes and step ranges, in a window or not.
+M.open_scopes = scopes.depth
 
 -- {========== module scopes: registered lazily, on a module's first call ==========}
 
@@ -231,11 +191,8 @@ function actions.start(p)
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, p.ids, {}, nil
   core.set_recorder(S)
   p.cache = nil
-  names = p.names
-  intern = function(name) return S:intern(name) end
-  rec_S, range_push_m, range_pop_m = S, S.range_push, S.range_pop
   S:start()
-  recording, gen = true, gen + 1
+  scopes.start(S, p.names)
   p.window = true
 end
 
@@ -243,8 +200,7 @@ function actions.stop(p)
   if p.skipped then p.skipped = nil return end
   if not p.window then return end
   local S = p.S
-  recording, gen = false, gen + 1
-  rec_S = nil   -- no range reaches a stopped window (gen moved on); let the state go
+  scopes.stop()   -- no range reaches a stopped window; the state is let go
   if p.activities.cuda then capture.synchronize() end   -- the window's kernels, completed
   S:stop()
   -- disabled between windows: nothing lingers (the decoded events stay until the next start)
