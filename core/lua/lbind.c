@@ -10,6 +10,24 @@ void lbind_register(lua_State *L, const luaL_Reg *funcs) {
   luaL_setfuncs(L, funcs, 1);
 }
 
+const char *lbind_interned(lua_State *L, prof_State *S, int cache_idx, int name_idx) {
+  name_idx = lua_absindex(L, name_idx);
+  if (cache_idx < 0 && cache_idx > LUA_REGISTRYINDEX) cache_idx = lua_absindex(L, cache_idx);
+  lua_pushvalue(L, name_idx);
+  const char *p;
+  if (lua_rawget(L, cache_idx) == LUA_TLIGHTUSERDATA) {
+    p = lua_touserdata(L, -1);
+  } else {
+    p = prof_intern(S, luaL_checkstring(L, name_idx));
+    if (p == NULL) luaL_error(L, "out of memory interning a name");
+    lua_pushvalue(L, name_idx);
+    lua_pushlightuserdata(L, (void *)p);
+    lua_rawset(L, cache_idx);
+  }
+  lua_pop(L, 1);
+  return p;
+}
+
 int lbind_rt_error(lua_State *L) {
   lua_pushstring(L, lbind_ctx(L)->rt.err);
   return lua_error(L);

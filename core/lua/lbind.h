@@ -30,6 +30,11 @@ LCtx *lbind_ctx(lua_State *L);
 /* The runtime of the running function's context. */
 static inline pr_Runtime *lbind_rt(lua_State *L) { return &lbind_ctx(L)->rt; }
 
+/* S's interned copy of the string at name_idx, through the table at cache_idx (name -> light
+   userdata): S's lock is taken once per name and table, never again for it. Any index, upvalue
+   pseudo-indices included. */
+const char *lbind_interned(lua_State *L, prof_State *S, int cache_idx, int name_idx);
+
 /* Registers funcs into the table at the top of the stack, each with the context as upvalue. */
 void lbind_register(lua_State *L, const luaL_Reg *funcs);
 

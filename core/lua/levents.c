@@ -58,18 +58,8 @@ static void push_cache(lua_State *L, int idx) {
 /* The interned copy of the string at name_idx for the state S whose userdata is at state_idx. */
 static const char *interned(lua_State *L, prof_State *S, int state_idx, int name_idx) {
   push_cache(L, state_idx);
-  lua_pushvalue(L, name_idx);
-  const char *p = NULL;
-  if (lua_rawget(L, -2) == LUA_TLIGHTUSERDATA) {
-    p = lua_touserdata(L, -1);
-  } else {
-    p = prof_intern(S, luaL_checkstring(L, name_idx));
-    if (p == NULL) luaL_error(L, "out of memory interning a name");
-    lua_pushvalue(L, name_idx);
-    lua_pushlightuserdata(L, (void *)p);
-    lua_rawset(L, -4);
-  }
-  lua_pop(L, 2);
+  const char *p = lbind_interned(L, S, -1, name_idx);
+  lua_pop(L, 1);
   return p;
 }
 

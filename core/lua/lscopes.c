@@ -25,21 +25,11 @@ enum { UV_STATE = 1, UV_NAMES };
 static LScopes *scopes(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(UP_SCOPES)); }
 
 /* The interned copy of the string at idx, from the window's name table (name -> light
-   userdata), interned once per name and window's profile: later pushes take no lock. */
+   userdata), interned once per name and profile: later pushes take no lock. */
 static const char *interned(lua_State *L, LScopes *sc, int idx) {
   lua_getiuservalue(L, lua_upvalueindex(UP_SCOPES), UV_NAMES);
-  lua_pushvalue(L, idx);
-  const char *p;
-  if (lua_rawget(L, -2) == LUA_TLIGHTUSERDATA) {
-    p = lua_touserdata(L, -1);
-  } else {
-    p = prof_intern(sc->S, lua_tostring(L, idx));
-    if (p == NULL) luaL_error(L, "record_function: out of memory interning a name");
-    lua_pushvalue(L, idx);
-    lua_pushlightuserdata(L, (void *)p);
-    lua_rawset(L, -4);
-  }
-  lua_pop(L, 2);
+  const char *p = lbind_interned(L, sc->S, -1, idx);
+  lua_pop(L, 1);
   return p;
 }
 
