@@ -60,7 +60,8 @@ CORE_SRC    := $(filter-out core/profrun.c,$(wildcard core/*.c core/capture/*.c)
 RUNTIME_SRC := $(wildcard core/runtime/*.c core/runtime/*/*.c)
 BIND_SRC    := $(wildcard core/lua/*.c)
 TEST_SRC    := $(wildcard spec/c/test_*.c)
-TSAN_SRC    := $(wildcard spec/c/test_threads*.c)
+# test_trace.c too: its gzip traces of many pieces run the compressor thread (trace_gzip.c)
+TSAN_SRC    := $(wildcard spec/c/test_threads*.c) spec/c/test_trace.c
 
 # Objects, once per flavour: normal (build/obj), ASan+UBSan (build/asan-obj), TSan (build/tsan-obj).
 objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))

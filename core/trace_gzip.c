@@ -1,19 +1,38 @@
 /* trace_gzip.c — a gzip stream sink: a trace is compressed as it is written, never held whole. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "trace_internal.h"
 
 #define OUT_SIZE (64 * 1024)
+#define SLOTS 4                  /* pieces in flight to the compressor thread */
 
+/*
+** deflate costs about twice what writing the JSON does, so from the second piece on a thread of
+** its own compresses while the writer goes on (a one-piece trace never starts it): the writer
+** copies each piece into a ring of SLOTS buffers and waits only when all are full. Memory stays
+** fixed whatever the trace's size. Without a thread (pthread_create failed) it compresses inline.
+*/
 struct profX_Gzip {
   prof_State *S;
   FILE *f;
-  z_stream z;
-  int failed;
+  z_stream z;                    /* the compressor's: the caller's until the thread starts, the
+                                    thread's while it runs, the caller's again after the join */
+  int failed;                    /* under lock while the thread runs */
   int err;                       /* errno of a failed write; 0 when zlib itself failed */
+  int pieces;                    /* pieces seen: the thread starts at the second */
+  int threaded;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t filled, freed;  /* a slot was filled (or the input ended); a slot was freed */
+  int head, count;               /* the ring: the slot compressed next, the slots filled */
+  int ending;                    /* no more input: the thread drains the ring and returns */
+  size_t len[SLOTS];
   unsigned char out[OUT_SIZE];
+  unsigned char slot[SLOTS][OUT_SIZE];
 };
 
 /* zlib's allocator hooks through S's: zfree gets no size, so each block carries its own. */
@@ -66,26 +85,112 @@ static int pump(profX_Gzip *g, int flush) {
     g->z.next_out = g->out;
     g->z.avail_out = OUT_SIZE;
     int zr = deflate(&g->z, flush);
-    if (zr == Z_STREAM_ERROR) return g->failed = PROF_ERRIO;
+    if (zr == Z_STREAM_ERROR) return PROF_ERRIO;
     size_t have = OUT_SIZE - g->z.avail_out;
     if (have > 0 && fwrite(g->out, 1, have, g->f) != have) {
       g->err = errno;
-      return g->failed = PROF_ERRIO;
+      return PROF_ERRIO;
     }
     if (flush == Z_FINISH ? zr == Z_STREAM_END : g->z.avail_out != 0) return PROF_OK;
   }
 }
 
-int profX_gzip_write(void *ud, const char *data, size_t len) {
-  profX_Gzip *g = ud;
-  if (g->failed) return g->failed;
+/* data[0..len) through deflate, on the calling thread. */
+static int deflate_data(profX_Gzip *g, const char *data, size_t len) {
   while (len > 0) {
     uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
     g->z.next_in = (Bytef *)(uintptr_t)data;
     g->z.avail_in = chunk;
-    if (pump(g, Z_NO_FLUSH) != PROF_OK) return g->failed;
+    int rc = pump(g, Z_NO_FLUSH);
+    if (rc != PROF_OK) return rc;
     data += chunk;
     len -= chunk;
+  }
+  return PROF_OK;
+}
+
+/* The compressor thread: the ring's slots in order until the input ends or a write fails. */
+static void *compressor(void *ud) {
+  profX_Gzip *g = ud;
+  pthread_mutex_lock(&g->lock);
+  for (;;) {
+    while (g->count == 0 && !g->ending) pthread_cond_wait(&g->filled, &g->lock);
+    if (g->count == 0) break;   /* ending, and every piece compressed */
+    int k = g->head;
+    pthread_mutex_unlock(&g->lock);
+    int rc = deflate_data(g, (const char *)g->slot[k], g->len[k]);   /* the writer leaves it alone */
+    pthread_mutex_lock(&g->lock);
+    g->head = (k + 1) % SLOTS;
+    g->count--;
+    if (rc != PROF_OK) g->failed = rc;
+    pthread_cond_signal(&g->freed);
+    if (rc != PROF_OK) break;
+  }
+  pthread_mutex_unlock(&g->lock);
+  return NULL;
+}
+
+static void start_thread(profX_Gzip *g) {
+  if (pthread_mutex_init(&g->lock, NULL) != 0) return;
+  if (pthread_cond_init(&g->filled, NULL) != 0) goto no_filled;
+  if (pthread_cond_init(&g->freed, NULL) != 0) goto no_freed;
+  if (pthread_create(&g->thread, NULL, compressor, g) != 0) goto no_thread;
+  g->threaded = 1;
+  return;
+no_thread:
+  pthread_cond_destroy(&g->freed);
+no_freed:
+  pthread_cond_destroy(&g->filled);
+no_filled:
+  pthread_mutex_destroy(&g->lock);
+}
+
+/* One piece of at most OUT_SIZE bytes into the ring, waiting while every slot is full. */
+static int hand_on(profX_Gzip *g, const char *data, size_t len) {
+  pthread_mutex_lock(&g->lock);
+  while (g->count == SLOTS && !g->failed) pthread_cond_wait(&g->freed, &g->lock);
+  int rc = g->failed;
+  if (rc == PROF_OK) {
+    int k = (g->head + g->count) % SLOTS;
+    pthread_mutex_unlock(&g->lock);   /* slot k is free: the thread reads only filled ones */
+    memcpy(g->slot[k], data, len);
+    g->len[k] = len;
+    pthread_mutex_lock(&g->lock);
+    g->count++;
+    pthread_cond_signal(&g->filled);
+  }
+  pthread_mutex_unlock(&g->lock);
+  return rc;
+}
+
+/* Ends the thread's input and joins it: g->z and g->failed are the caller's again. */
+static void stop_thread(profX_Gzip *g) {
+  if (!g->threaded) return;
+  pthread_mutex_lock(&g->lock);
+  g->ending = 1;
+  pthread_cond_signal(&g->filled);
+  pthread_mutex_unlock(&g->lock);
+  pthread_join(g->thread, NULL);
+  pthread_cond_destroy(&g->freed);
+  pthread_cond_destroy(&g->filled);
+  pthread_mutex_destroy(&g->lock);
+  g->threaded = 0;
+}
+
+int profX_gzip_write(void *ud, const char *data, size_t len) {
+  profX_Gzip *g = ud;
+  if (!g->threaded) {
+    if (g->failed) return g->failed;
+    if (g->pieces++ == 0) return g->failed = deflate_data(g, data, len);
+    start_thread(g);
+    if (!g->threaded) return g->failed = deflate_data(g, data, len);
+  }
+  while (len > 0) {
+    size_t n = len < OUT_SIZE ? len : OUT_SIZE;
+    int rc = hand_on(g, data, n);
+    if (rc != PROF_OK) return rc;
+    data += n;
+    len -= n;
   }
   return PROF_OK;
 }
@@ -93,6 +198,7 @@ int profX_gzip_write(void *ud, const char *data, size_t len) {
 int profX_gzip_close(profX_Gzip *g, int ok) {
   if (g == NULL) return PROF_OK;
   prof_State *S = g->S;
+  stop_thread(g);
   int rc = g->failed;
   if (ok && rc == PROF_OK) {
     g->z.next_in = Z_NULL;

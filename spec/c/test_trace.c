@@ -537,6 +537,54 @@ static void test_files_plain_and_gzip_hold_the_same_document(void) {
   prof_close(w.S);
 }
 
+/* A trace of many pieces: from the second 64 KB piece on, a thread compresses while the writer
+   goes on. The stream must still be the plain document byte for byte, and a write failing on that
+   thread (a full device) must come back as the export's error, naming why. */
+static prof_State *many_events(int calls) {
+  prof_State *S = prof_new(NULL, NULL);
+  prof_ModuleId net, fc;
+  prof_module_add(S, PROF_NO_MODULE, "", "Net", 0, &net);
+  prof_module_add(S, net, "fc", "Linear", 0, &fc);
+  prof_set_event_capacity(S, 2 * calls + 8);
+  prof_start(S);
+  prof_module_enter(S, net);
+  for (int i = 0; i < calls; i++) {
+    prof_module_enter(S, fc);
+    prof_Op op = {.kind = PROF_OP_CUSTOM, .flops = i, .name = "aten::addmm"};
+    prof_op_begin(S, &op);
+    prof_op_end(S, &op);
+    prof_module_exit(S, fc);
+  }
+  prof_module_exit(S, net);
+  prof_stop(S);
+  return S;
+}
+
+static void test_gzip_of_many_pieces_is_the_plain_document(void) {
+  prof_State *S = many_events(40000);
+  char dir[256], plain[320], gz[320], full[320];
+  tmpdir(dir, sizeof dir);
+  snprintf(plain, sizeof plain, "%s/t.json", dir);
+  snprintf(gz, sizeof gz, "%s/t.json.gz", dir);
+  prof_TraceInfo in = fixed_info();
+  T_EQ_INT(prof_write_chrome_trace_file(S, &in, plain), PROF_OK);
+  T_EQ_INT(prof_write_chrome_trace_file(S, &in, gz), PROF_OK);
+  size_t n1 = 0, n2 = 0;
+  char *a = slurp(plain, &n1), *b = gunzip(gz, &n2);
+  T_CHECK(a != NULL && b != NULL);
+  T_CHECK(n1 > 20 * 64 * 1024);   /* many pieces: the thread ran */
+  T_CHECK(n1 == n2 && memcmp(a, b, n1) == 0);
+  free(a);
+  free(b);
+  snprintf(full, sizeof full, "%s/full.json.gz", dir);
+  T_EQ_INT(symlink("/dev/full", full), 0);
+  T_EQ_INT(prof_write_chrome_trace_file(S, &in, full), PROF_ERRIO);
+  T_CONTAINS(prof_errmsg(S), "No space left on device");
+  T_EQ_INT(entries(dir), 3);   /* the two traces and the link, no temporary */
+  rm_rf(dir);
+  prof_close(S);
+}
+
 static void test_failed_writes_leave_nothing(void) {
   Workload w;
   workload(&w, NULL, NULL);
@@ -616,6 +664,7 @@ int main(void) {
   T_RUN(test_module_spans_name_their_own_module);
   T_RUN(test_dropped_events_counted);
   T_RUN(test_files_plain_and_gzip_hold_the_same_document);
+  T_RUN(test_gzip_of_many_pieces_is_the_plain_document);
   T_RUN(test_failed_writes_leave_nothing);
   T_RUN(test_out_of_memory_is_reported);
   return T_DONE();
