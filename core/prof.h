@@ -852,8 +852,19 @@ typedef struct prof_StateHead {
   int recording;               /* written by prof_start and prof_stop only */
 } prof_StateHead;
 
-static inline int prof_recording(const prof_State *S) {
-#if defined(__GNUC__)
+/* inline where the language has it (C99, C++), GCC's spelling under C89 */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define PROF_INLINE static inline
+#elif defined(__GNUC__)
+#define PROF_INLINE static __inline__
+#else
+#define PROF_INLINE static
+#endif
+
+PROF_INLINE int prof_recording(const prof_State *S) {
+#if defined(__GNUC__) && defined(__cplusplus)
+  return __atomic_load_n(&reinterpret_cast<const prof_StateHead *>(S)->recording, __ATOMIC_RELAXED);
+#elif defined(__GNUC__)
   return __atomic_load_n(&((const prof_StateHead *)(const void *)S)->recording, __ATOMIC_RELAXED);
 #else
   (void)S;
@@ -863,8 +874,9 @@ static inline int prof_recording(const prof_State *S) {
 
 /*
 ** Annotation macros: the calls above behind prof_recording's test, each argument evaluated once
-** and none while idle (an idle pair costs no call). Compiled to nothing when PROF_DISABLE is
-** defined, so a host can leave its marks in place and build them out.
+** (while idle too: they are inline functions' arguments) and no call made while idle. Compiled to
+** nothing, arguments included, when PROF_DISABLE is defined, so a host can leave its marks in
+** place and build them out.
 */
 #ifdef PROF_DISABLE
 #define PROF_RANGE_PUSH(S, name) ((void)0)
@@ -872,16 +884,16 @@ static inline int prof_recording(const prof_State *S) {
 #define PROF_INSTANT(S, name) ((void)0)
 #define PROF_COUNTER(S, name, value) ((void)0)
 #else
-static inline void prof_mark_range_push(prof_State *S, const char *name) {
+PROF_INLINE void prof_mark_range_push(prof_State *S, const char *name) {
   if (prof_recording(S)) prof_range_push(S, name);
 }
-static inline void prof_mark_range_pop(prof_State *S) {
+PROF_INLINE void prof_mark_range_pop(prof_State *S) {
   if (prof_recording(S)) prof_range_pop(S);
 }
-static inline void prof_mark_instant(prof_State *S, const char *name) {
+PROF_INLINE void prof_mark_instant(prof_State *S, const char *name) {
   if (prof_recording(S)) prof_instant(S, name);
 }
-static inline void prof_mark_counter(prof_State *S, const char *name, int64_t value) {
+PROF_INLINE void prof_mark_counter(prof_State *S, const char *name, int64_t value) {
   if (prof_recording(S)) prof_counter(S, name, value);
 }
 #define PROF_RANGE_PUSH(S, name) prof_mark_range_push((S), (name))

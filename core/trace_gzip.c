@@ -30,6 +30,7 @@ struct profX_Gzip {
   pthread_cond_t filled, freed;  /* a slot was filled (or the input ended); a slot was freed */
   int head, count;               /* the ring: the slot compressed next, the slots filled */
   int ending;                    /* no more input: the thread drains the ring and returns */
+  int discard;                   /* with ending: the stream is abandoned, the ring dropped */
   size_t len[SLOTS];
   unsigned char out[OUT_SIZE];
   unsigned char slot[SLOTS][OUT_SIZE];
@@ -115,7 +116,7 @@ static void *compressor(void *ud) {
   pthread_mutex_lock(&g->lock);
   for (;;) {
     while (g->count == 0 && !g->ending) pthread_cond_wait(&g->filled, &g->lock);
-    if (g->count == 0) break;   /* ending, and every piece compressed */
+    if (g->count == 0 || g->discard) break;   /* ending: every piece compressed, or none wanted */
     int k = g->head;
     pthread_mutex_unlock(&g->lock);
     int rc = deflate_data(g, (const char *)g->slot[k], g->len[k]);   /* the writer leaves it alone */
@@ -163,11 +164,13 @@ static int hand_on(profX_Gzip *g, const char *data, size_t len) {
   return rc;
 }
 
-/* Ends the thread's input and joins it: g->z and g->failed are the caller's again. */
-static void stop_thread(profX_Gzip *g) {
+/* Ends the thread's input and joins it: g->z and g->failed are the caller's again. discard: the
+   file is thrown away, so the pieces still in the ring are not compressed. */
+static void stop_thread(profX_Gzip *g, int discard) {
   if (!g->threaded) return;
   pthread_mutex_lock(&g->lock);
   g->ending = 1;
+  g->discard = discard;
   pthread_cond_signal(&g->filled);
   pthread_mutex_unlock(&g->lock);
   pthread_join(g->thread, NULL);
@@ -198,7 +201,7 @@ int profX_gzip_write(void *ud, const char *data, size_t len) {
 int profX_gzip_close(profX_Gzip *g, int ok) {
   if (g == NULL) return PROF_OK;
   prof_State *S = g->S;
-  stop_thread(g);
+  stop_thread(g, !ok);
   int rc = g->failed;
   if (ok && rc == PROF_OK) {
     g->z.next_in = Z_NULL;

@@ -210,8 +210,8 @@ describe("make install PREFIX=<tmp>", function()
       .. "int main() { prof_State *S = prof_new(NULL, NULL); prof_set_event_capacity(S, 8); prof_start(S);\n"
       .. "  PROF_RANGE_PUSH(S, \"step\"); PROF_COUNTER(S, \"n\", 1); PROF_RANGE_POP(S);\n"
       .. "  int on = prof_recording(S); prof_stop(S);\n"
-      .. "  int n = (int)prof_event_count(S); prof_close(S); return on && n == 2 ? 0 : 1; }\n")
-    local r = run.sh("c++ -std=c++11 -Wall -Wextra -Werror -pedantic -I" .. q .. "/include host.cpp "
+      .. "  long long n = prof_event_count(S); prof_close(S); return on && n == 2 ? 0 : 1; }\n")
+    local r = run.sh("c++ -std=c++11 -Wall -Wextra -Wold-style-cast -Werror -pedantic -I" .. q .. "/include host.cpp "
       .. q .. "/lib/libprof.a $(pkg-config --libs libcjson) -lm -o host && ./host", dir)
     run.rmdir_all(dir)
     assert.equal(0, r.code, r.stderr)

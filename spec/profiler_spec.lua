@@ -196,6 +196,27 @@ describe("prof.record_function", function()
     assert.equal(base, prof.open_scopes())
   end)
 
+  it("nests fn-form ranges as deep as Lua calls go, and says so when the state was closed", function()
+    local base = prof.open_scopes()
+    local function rec(n) if n == 0 then return "bottom" end return prof.record_function("r", rec, n - 1) end
+    assert.equal("bottom", rec(1000))       -- no C stack per level (LUAI_MAXCCALLS is 200)
+    assert.equal(base, prof.open_scopes())
+    -- the window's state closed mid-window (in a child: its profile can no longer stop): the
+    -- scope is refused at the caller's line, reads no freed state, and never opens
+    local dir = run.tmpdir()
+    run.write(dir, "closed.lua", table.concat({
+      'local prof = require "prof"',
+      'local p = prof.profile{}',
+      'p.S:close()',
+      'local ok, err = pcall(function() local _ <close> = prof.record_function("x") end)',
+      'io.write(tostring(ok), "|", err, "|", prof.open_scopes(), "\\n")' }, "\n"))
+    local r = run.profrun({ run.ROOT .. "/configs/default.json", dir .. "/closed.lua" })
+    run.rmdir_all(dir)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("false|" .. dir .. "/closed.lua:4: record_function: the profiler state is closed|0\n",
+      r.stdout)
+  end)
+
   it("lets fn yield: record_function(name, fn) inside a coroutine", function()
     local p = prof.profile{}
     local co = coroutine.wrap(function()

@@ -9,63 +9,63 @@
 ** __close is pop) serves every `local _ <close> = prof.record_function(name)`.
 **
 ** In Lua the same scope cost about two function calls, three table accesses and a method
-** lookup a side (250-400 ns on a slow machine); here it is a C call each way.
+** lookup a side (250-400 ns on a slow machine); here it is a C call each way behind
+** profiler.lua's record_function.
 */
 typedef struct LScopes {
-  int recording;               /* a window of S records */
+  int recording;               /* a window of st records */
   lua_Integer depth;           /* open scopes, in a window or not */
   lua_Integer base;            /* open scopes older than the window: deeper ones are its own */
-  prof_State *S;               /* the window's state; NULL outside a window */
+  LState *st;                  /* the window's state (its S is read at each use: S:close() may
+                                  free it mid-window); NULL outside a window */
 } LScopes;
 
 /* The closures' upvalues; the scopes userdata's user values. */
-enum { UP_SCOPES = 1, UP_CLOSER, UP_RUN };
+enum { UP_SCOPES = 1, UP_CLOSER };
 enum { UV_STATE = 1, UV_NAMES };
 
 static LScopes *scopes(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(UP_SCOPES)); }
 
 /* The interned copy of the string at idx, from the window's name table (name -> light
    userdata), interned once per name and profile: later pushes take no lock. */
-static const char *interned(lua_State *L, LScopes *sc, int idx) {
+static const char *interned(lua_State *L, prof_State *S, int idx) {
   lua_getiuservalue(L, lua_upvalueindex(UP_SCOPES), UV_NAMES);
-  const char *p = lbind_interned(L, sc->S, -1, idx);
+  const char *p = lbind_interned(L, S, -1, idx);
   lua_pop(L, 1);
   return p;
 }
 
+/* An error at level 2: the line that called profiler.lua's record_function. */
+static int caller_error(lua_State *L, const char *what, const char *detail) {
+  luaL_where(L, 2);
+  lua_pushfstring(L, "record_function: %s%s", what, detail);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 static void check_name(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING)
-    luaL_error(L, "record_function: name must be a string, got %s",
-               lua_isnone(L, 1) ? "nil" : luaL_typename(L, 1));
+    caller_error(L, "name must be a string, got ", lua_isnone(L, 1) ? "nil" : luaL_typename(L, 1));
 }
 
-static int finish(lua_State *L, int status, lua_KContext ctx) {
-  (void)status;
-  (void)ctx;
-  return lua_gettop(L);
+/* The recording state, NULL outside a window; an error when it was closed inside one. */
+static prof_State *window_S(lua_State *L, LScopes *sc) {
+  if (!sc->recording) return NULL;
+  if (sc->st->S == NULL) caller_error(L, "the profiler state is closed", "");
+  return sc->st->S;
 }
 
-/*
-** record_function(name): the closer, for `local _ <close> = ...` (torch's `with`);
-** record_function(name, fn, ...): fn(...) inside the range, its results returned, the range
-** closed on errors too (run, a Lua function, holds the closer as its to-be-closed variable).
-*/
+/* push(name) -> the closer, for `local _ <close> = ...` (torch's `with`). profiler.lua's
+   record_function calls it for both forms: the fn form runs fn in Lua, so that a deep recursion
+   of ranges takes no C stack. */
 static int l_push(lua_State *L) {
   check_name(L);
   LScopes *sc = scopes(L);
+  prof_State *S = window_S(L, sc);
+  if (S != NULL) prof_range_push(S, interned(L, S, 1));
   sc->depth++;
-  if (sc->recording) prof_range_push(sc->S, interned(L, sc, 1));
-  if (lua_isnoneornil(L, 2)) {
-    lua_pushvalue(L, lua_upvalueindex(UP_CLOSER));
-    return 1;
-  }
-  /* name fn args... -> run closer fn args... */
-  lua_pushvalue(L, lua_upvalueindex(UP_RUN));
-  lua_replace(L, 1);
   lua_pushvalue(L, lua_upvalueindex(UP_CLOSER));
-  lua_insert(L, 2);
-  lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, finish);
-  return finish(L, LUA_OK, 0);
+  return 1;
 }
 
 /* push_numbered(name, n): the range "name#n" (ProfilerStep#N), one interned name for every n. */
@@ -73,8 +73,9 @@ static int l_push_numbered(lua_State *L) {
   check_name(L);
   lua_Integer n = luaL_checkinteger(L, 2);
   LScopes *sc = scopes(L);
+  prof_State *S = window_S(L, sc);
+  if (S != NULL) prof_range_push_numbered(S, interned(L, S, 1), (int64_t)n);
   sc->depth++;
-  if (sc->recording) prof_range_push_numbered(sc->S, interned(L, sc, 1), (int64_t)n);
   return 0;
 }
 
@@ -83,7 +84,8 @@ static int l_pop(lua_State *L) {
   LScopes *sc = scopes(L);
   if (sc->depth <= 0) return 0;   /* a closer closed twice by hand: nothing of ours is open */
   if (sc->depth > sc->base) {
-    if (sc->recording) prof_range_pop(sc->S);
+    /* a state closed mid-window has nothing left to pop (its push raised the error) */
+    if (sc->recording && sc->st->S != NULL) prof_range_pop(sc->st->S);
   } else {
     sc->base--;                   /* one of the scopes older than the window */
   }
@@ -101,7 +103,7 @@ static int l_start(lua_State *L) {
   lua_setiuservalue(L, lua_upvalueindex(UP_SCOPES), UV_STATE);   /* kept alive while it records */
   lua_pushvalue(L, 2);
   lua_setiuservalue(L, lua_upvalueindex(UP_SCOPES), UV_NAMES);
-  sc->S = st->S;
+  sc->st = st;
   sc->base = sc->depth;
   sc->recording = 1;
   return 0;
@@ -111,7 +113,7 @@ static int l_start(lua_State *L) {
 static int l_stop(lua_State *L) {
   LScopes *sc = scopes(L);
   sc->recording = 0;
-  sc->S = NULL;
+  sc->st = NULL;
   for (int uv = UV_STATE; uv <= UV_NAMES; uv++) {
     lua_pushnil(L);
     lua_setiuservalue(L, lua_upvalueindex(UP_SCOPES), uv);
@@ -125,17 +127,13 @@ static int l_depth(lua_State *L) {
   return 1;
 }
 
-/*
-** core.new_scopes(run) -> {push=, push_numbered=, pop=, start=, stop=, depth=}: one scope stack,
-** profiler.lua's. run(closer, fn, ...) must hold closer as a to-be-closed variable and return
-** fn(...)'s results.
-*/
+/* core.new_scopes() -> {push=, push_numbered=, pop=, start=, stop=, depth=}: one scope stack,
+   profiler.lua's. */
 static int l_new_scopes(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
   LScopes *sc = lua_newuserdatauv(L, sizeof *sc, 2);
   sc->recording = 0;
   sc->depth = sc->base = 0;
-  sc->S = NULL;
+  sc->st = NULL;
   int ud = lua_gettop(L);
   /* the closer: {} with __name and __close = pop */
   lua_newtable(L);
@@ -155,8 +153,7 @@ static int l_new_scopes(lua_State *L) {
   for (const luaL_Reg *f = fns; f->name != NULL; f++) {
     lua_pushvalue(L, ud);
     lua_pushvalue(L, closer);
-    lua_pushvalue(L, 1);
-    lua_pushcclosure(L, f->func, 3);
+    lua_pushcclosure(L, f->func, 2);
     lua_setfield(L, -2, f->name);
   }
   return 1;

@@ -22,13 +22,8 @@ M.DEFAULT_CAPACITY = 1 << 20   -- events per thread and window (about 150 MB at 
 -- pops one of its ranges. Ranges go to the recording session itself, not to whichever session
 -- is the runtime's recorder: the engine's flops profiler may hold that for a step while a range
 -- is open.
-local function run(closer, fn, ...)
-  local _ <close> = closer
-  return fn(...)
-end
-
-local scopes = core.new_scopes(run)
-local pop = scopes.pop
+local scopes = core.new_scopes()
+local pop, push = scopes.pop, scopes.push
 
 -- ProfilerStep#n: one interned name for every step (a name per step would grow the session's
 -- name table by one string a step, for as long as the run lasts)
@@ -38,10 +33,14 @@ local function push_step(n) push_numbered("ProfilerStep", n) end
 --[[
 prof.record_function(name): a scope for `local _ <close> = prof.record_function("model_forward")`
 (torch's `with record_function(...)`); prof.record_function(name, fn, ...): runs fn(...) inside
-the range and returns what it returns (the range closes on errors too). Outside a recording
-window it costs a counter.
+the range and returns what it returns (the range closes on errors too; fn runs here, in Lua, so
+ranges may nest as deep as Lua calls do). Outside a recording window it costs a counter.
 ]]
-M.record_function = scopes.push
+function M.record_function(name, fn, ...)
+  if fn == nil then return push(name) end
+  local _ <close> = push(name)
+  return fn(...)
+end
 
 -- Open record_function scopes and step ranges, in a window or not.
 M.open_scopes = scopes.depth
