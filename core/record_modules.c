@@ -79,7 +79,7 @@ void prof_module_enter(prof_State *S, prof_ModuleId id) {
   if (f->suppressing) R->suppress++;
   /* pushed idle too: a call entered in warmup is popped in the window */
   profR_corr_push(S, PROFK_EXT_MODULE, profK_module_ext(f->attr_node, f->phase));
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   if (f->counted) slot->incl.calls++;
   f->start = R->totals[f->phase];
   f->t0 = profC_ticks(&S->clock);
@@ -133,7 +133,7 @@ void prof_module_exit(prof_State *S, prof_ModuleId id) {
   }
   if (k != R->sp - 1)
     profR_sticky(R, PROF_ERRSTATE, "prof_module_exit: inner modules left open", id);
-  int active = profR_active(S);
+  int active = profI_active(S);
   int64_t now = active ? profC_ticks(&S->clock) : 0;
   while (R->sp > k) close_frame(R, now, active, R->sp - 1 != k);
 }

@@ -53,7 +53,7 @@ static void push_op(profR_Recorder *R, const prof_Op *op) {
 }
 
 int prof_op_record(prof_State *S, prof_Op *op) {
-  if (!profR_active(S)) return PROF_OK;
+  if (!profI_active(S)) return PROF_OK;
   if (op->kind != PROF_OP_CUSTOM) {
     int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
     if (rc != PROF_OK) return rc;
@@ -74,7 +74,7 @@ int prof_op_begin(prof_State *S, prof_Op *op) {
   op->correlation = 0;
   op->t_begin_ticks = op->t_end_ticks = 0;
   op->bytes_allocated = op->bytes_freed = 0;
-  if (!profR_active(S)) return PROF_OK;
+  if (!profI_active(S)) return PROF_OK;
   if (op->kind != PROF_OP_CUSTOM) {
     int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
     if (rc != PROF_OK) return rc;
@@ -93,7 +93,7 @@ int prof_op_begin(prof_State *S, prof_Op *op) {
 void prof_op_end(prof_State *S, prof_Op *op) {
   if (op->correlation == 0) return;
   profR_corr_pop(S, PROFK_EXT_OP);   /* before the activity test: begin pushed it */
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   if (R->op_depth > 0) R->op_depth--;
@@ -138,7 +138,7 @@ static void memory_event(profR_Recorder *R, int32_t device, const void *ptr, int
 }
 
 void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   prof_Op *op = open_op(R);
@@ -148,7 +148,7 @@ void prof_mem_alloc(prof_State *S, int32_t device, const void *ptr, int64_t byte
 }
 
 void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes) {
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   prof_Op *op = open_op(R);
@@ -157,7 +157,7 @@ void prof_mem_free(prof_State *S, int32_t device, const void *ptr, int64_t bytes
 }
 
 void prof_mem_tag(prof_State *S, int32_t device, const void *ptr, int32_t category) {
-  if (!profR_active(S) || !S->memory_events) return;
+  if (!profI_active(S) || !S->memory_events) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   profR_Event *e = profR_push(R, PROF_EVENT_MEMORY_TAG, "[memory tag]");

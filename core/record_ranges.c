@@ -112,7 +112,7 @@ static inline void range_push(prof_State *S, const char *name, int64_t number1) 
       return;
     }
   }
-  if (profR_active(S)) push_any(S, name, number1);
+  if (profI_active(S)) push_any(S, name, number1);
 }
 
 void prof_range_push(prof_State *S, const char *name) { range_push(S, name, 0); }
@@ -157,11 +157,11 @@ void prof_range_pop(prof_State *S) {
       return;
     }
   }
-  if (profR_active(S)) pop_any(S);
+  if (profI_active(S)) pop_any(S);
 }
 
 void prof_instant(prof_State *S, const char *name) {
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   profR_Event *e = profR_push(R, PROF_EVENT_INSTANT, name);
@@ -169,7 +169,7 @@ void prof_instant(prof_State *S, const char *name) {
 }
 
 void prof_counter(prof_State *S, const char *name, int64_t value) {
-  if (!profR_active(S)) return;
+  if (!profI_active(S)) return;
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return;
   profR_Event *e = profR_push(R, PROF_EVENT_COUNTER, name);

@@ -31,7 +31,7 @@ int prof_module_apply_rule(prof_State *S, prof_ModuleId id, const prof_Operand *
                        "prof_module_apply_rule: module id %d is not the innermost open module",
                        (int)id);
   profT_Frame *f = &R->stack[R->sp - 1];
-  if (!profR_active(S) || !f->ruled || f->rule_done) return PROF_OK;
+  if (!profI_active(S) || !f->ruled || f->rule_done) return PROF_OK;
   prof_RuleCall call = {sizeof call, id, profT_node(S, id)->type, S->conv, ninputs, noutputs,
                         inputs, outputs, host};
   return profU_apply(R, f, &call);

@@ -159,7 +159,7 @@ void profR_free_all(prof_State *S) {
 }
 
 int prof_trim(prof_State *S) {
-  if (profR_active(S)) return profI_error(S, PROF_ERRSTATE, "prof_trim: the session is active");
+  if (profI_active(S)) return profI_error(S, PROF_ERRSTATE, "prof_trim: the session is active");
   pthread_mutex_lock(&S->lock);
   for (profR_Recorder *R = S->recorders; R != NULL; R = R->next)
     if (R->sp > 0) {

@@ -56,10 +56,6 @@ static inline profR_Slot *profR_slot(profR_Recorder *R, int32_t k) {
   return &R->slots[R->phase][k];
 }
 
-static inline int profR_active(const prof_State *S) {
-  return profI_active(S);
-}
-
 /* Where ops run now: the innermost open frame's attribution node, or -1. */
 static inline int32_t profR_attr_node(const profR_Recorder *R) {
   return R->sp > 0 ? R->stack[R->sp - 1].attr_node : -1;

@@ -117,7 +117,7 @@ static int device_times(prof_State *S, int32_t n) {
 int prof_snapshot(prof_State *S) {
   profS_Snapshot *snap = &S->snap;
   /* the recorders' counters are gone (prof_trim) and nothing recorded since: it stands */
-  if (snap->trimmed && !profR_active(S)) return PROF_OK;
+  if (snap->trimmed && !profI_active(S)) return PROF_OK;
   profK_on_snapshot(S);   /* while active: a drain, so that device events are current */
   int32_t n = profT_count(S);
   if (n > snap->cap && grow_snapshot(S, n) != PROF_OK) return PROF_ERRMEM;

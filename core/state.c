@@ -82,21 +82,21 @@ int prof_set_event_capacity(prof_State *S, int64_t capacity) {
   if (capacity < 0)
     return profI_error(S, PROF_ERRARG, "prof_set_event_capacity: negative capacity %lld",
                        (long long)capacity);
-  if (profR_active(S))
+  if (profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_set_event_capacity: the session is active");
   S->event_capacity = capacity;
   return PROF_OK;
 }
 
 int prof_set_record_shapes(prof_State *S, int on) {
-  if (profR_active(S))
+  if (profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_set_record_shapes: the session is active");
   S->record_shapes = on != 0;
   return PROF_OK;
 }
 
 int prof_set_stack_hook(prof_State *S, prof_StackFn fn, void *ud) {
-  if (profR_active(S))
+  if (profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_set_stack_hook: the session is active");
   S->stack_fn = fn;
   S->stack_ud = ud;
@@ -104,14 +104,14 @@ int prof_set_stack_hook(prof_State *S, prof_StackFn fn, void *ud) {
 }
 
 int prof_set_memory_events(prof_State *S, int on) {
-  if (profR_active(S))
+  if (profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_set_memory_events: the session is active");
   S->memory_events = on != 0;
   return PROF_OK;
 }
 
 int prof_start(prof_State *S) {
-  if (profR_active(S))
+  if (profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_start: the session is already active");
   int rc = profR_resize_events(S);
   if (rc != PROF_OK) return rc;
@@ -124,7 +124,7 @@ int prof_start(prof_State *S) {
 }
 
 int prof_stop(prof_State *S) {
-  if (!profR_active(S))
+  if (!profI_active(S))
     return profI_error(S, PROF_ERRSTATE, "prof_stop: the session is not active");
   atomic_store(&S->range_fast, 0);
   profI_set_active(S, 0);
@@ -132,7 +132,7 @@ int prof_stop(prof_State *S) {
   return prof_snapshot(S);
 }
 
-int prof_is_active(const prof_State *S) { return profR_active(S); }
+int prof_is_active(const prof_State *S) { return profI_active(S); }
 
 void prof_reset(prof_State *S) {
   pthread_mutex_lock(&S->lock);

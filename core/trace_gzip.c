@@ -184,8 +184,7 @@ int profX_gzip_write(void *ud, const char *data, size_t len) {
   profX_Gzip *g = ud;
   if (!g->threaded) {
     if (g->failed) return g->failed;
-    if (g->pieces++ == 0) return g->failed = deflate_data(g, data, len);
-    start_thread(g);
+    if (g->pieces++ == 1) start_thread(g);   /* once: without a thread, inline from then on */
     if (!g->threaded) return g->failed = deflate_data(g, data, len);
   }
   while (len > 0) {

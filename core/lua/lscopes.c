@@ -5,8 +5,9 @@
 ** Ranges reach the core only inside a recording window, and a scope opened outside the window
 ** (or in an earlier one) must not pop a range of this one. Scopes close in LIFO order, so the
 ** scopes deeper than those already open at the window's start (base, which falls as they
-** close) are exactly the window's own: two counters answer it, nothing is stored per scope. One shared closer (a table whose
-** __close is pop) serves every `local _ <close> = prof.record_function(name)`.
+** close) are exactly the window's own: two counters answer it, nothing is stored per scope.
+** One shared closer (a table whose __close is pop) serves every
+** `local _ <close> = prof.record_function(name)`.
 **
 ** In Lua the same scope cost about two function calls, three table accesses and a method
 ** lookup a side (250-400 ns on a slow machine); here it is a C call each way behind
