@@ -15,7 +15,7 @@ LUA_CFLAGS   = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS     = $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 BLAS_CFLAGS  = $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) $(CUDA_LIBS)
-# CUPTI's headers, when present, compile the CUPTI capture source (core/capture/ only); libcupti
+# CUPTI's headers, when present, compile the CUPTI capture source (core/prof/capture/ only); libcupti
 # itself is dlopen'ed at run time, so nothing links against CUDA and everything loads without it.
 CUDA_HOME      ?= /usr/local/cuda
 CAPTURE_CFLAGS := $(if $(wildcard $(CUDA_HOME)/include/cupti.h),-isystem $(CUDA_HOME)/include -DPROF_HAVE_CUPTI=1)
@@ -29,36 +29,44 @@ CUDA      ?= $(if $(wildcard $(NVCC)),1,0)
 ifeq ($(CUDA),1)
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCC_FLAGS = -std=c++17 -O2 --extended-lambda $(CUDA_ARCH) -Werror all-warnings \
-             -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -Icore -Icore/runtime
+             -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -Icore/prof -Icore/runtime
 CUDA_SRC  := $(wildcard core/runtime/cuda/*.cu)
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt
 CUDA_DEF  := -DPR_HAVE_CUDA
 endif
 CUDA_OBJ  := $(patsubst %.cu,$(BUILD)/cuda-obj/%.o,$(CUDA_SRC))
 
-# The library's version comes from core/prof.h, the one place it is written.
-version_part = $(shell sed -n 's/^\#define PROF_VERSION_$(1) \([0-9]*\).*/\1/p' core/prof.h)
+# The library's version comes from core/prof/prof.h, the one place it is written.
+version_part = $(shell sed -n 's/^\#define PROF_VERSION_$(1) \([0-9]*\).*/\1/p' core/prof/prof.h)
 VMAJOR   := $(call version_part,MAJOR)
 VERSION  := $(VMAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
 SONAME   := libprof.so.$(VMAJOR)
 
+# One folder per product under core/ (core/README.md): prof (libprof), runtime (libprofrt), bind
+# (the Lua module prof.core), inject (libprof_inject.so) and cli (profrun). Each is compiled with
+# the include paths it needs; which headers of another product a file may include is checked by
+# `make check-includes` (scripts/tools/check-deps.lua), part of `make test`.
 # The profiler core is compiled WITHOUT the Lua include path, so it cannot grow a Lua dependency.
 # -MMD -MP: each object depends on exactly the headers it includes (the .d files included below).
-CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore $(CJSON_CFLAGS)
-RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(BLAS_CFLAGS) \
-                 $(CUDA_DEF)
-BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore -Icore/runtime $(LUA_CFLAGS)
-TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
+CORE_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore/prof $(CJSON_CFLAGS)
+RUNTIME_CFLAGS = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore/prof -Icore/runtime \
+                 $(BLAS_CFLAGS) $(CUDA_DEF)
+BIND_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore/prof -Icore/runtime \
+                 $(LUA_CFLAGS)
+# NVTX's and CUPTI's headers come from the CUDA toolkit.
+INJECT_CFLAGS  = $(CSTD) $(OPT) $(WARN) -MMD -MP -fPIC -fvisibility=hidden -Icore/prof -I$(CUDA_HOME)/include
+TEST_CFLAGS    = $(CSTD) $(OPT) $(WARN) -MMD -MP -Icore -Icore/prof -Icore/runtime -Ispec/c $(CJSON_CFLAGS) \
                  $(CAPTURE_CFLAGS) $(CUDA_DEF)
 # Sanitized flavours trade speed for checks; -O1 keeps their stacks readable.
 ASAN_FLAGS     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS     := -O1 -g -fsanitize=thread
 
-# Sources. The wildcards also pick up folders that may not exist yet (kernels in core/runtime/cpu/,
-# event sources in core/capture/); an absent folder adds nothing.
-CORE_SRC    := $(filter-out core/profrun.c,$(wildcard core/*.c core/capture/*.c))
+# Sources, one list per product.
+CORE_SRC    := $(wildcard core/prof/*.c core/prof/*/*.c)
 RUNTIME_SRC := $(wildcard core/runtime/*.c core/runtime/*/*.c)
-BIND_SRC    := $(wildcard core/lua/*.c)
+BIND_SRC    := $(wildcard core/bind/*.c)
+CLI_SRC     := $(wildcard core/cli/*.c)
+INJECT_SRC  := $(wildcard core/inject/*.c)
 TEST_SRC    := $(wildcard spec/c/test_*.c)
 # test_trace.c too: its gzip traces of many pieces run the compressor thread (trace_gzip.c)
 TSAN_SRC    := $(wildcard spec/c/test_threads*.c) spec/c/test_trace.c
@@ -75,8 +83,13 @@ TSAN_CORE_OBJ  := $(call objs,tsan-obj,$(CORE_SRC))
 TSAN_RT_OBJ    := $(call objs,tsan-obj,$(RUNTIME_SRC))
 TEST_OBJ       := $(call objs,obj,$(TEST_SRC)) $(call objs,asan-obj,$(TEST_SRC)) \
                   $(call objs,tsan-obj,$(TSAN_SRC))
-ALL_OBJ        := $(CORE_OBJ) $(RUNTIME_OBJ) $(BIND_OBJ) $(BUILD)/obj/core/profrun.o $(ASAN_CORE_OBJ) \
-                  $(ASAN_RT_OBJ) $(ASAN_BIND_OBJ) $(TSAN_CORE_OBJ) $(TSAN_RT_OBJ) $(TEST_OBJ) $(CUDA_OBJ)
+CLI_OBJ        := $(call objs,obj,$(CLI_SRC))
+ASAN_CLI_OBJ   := $(call objs,asan-obj,$(CLI_SRC))
+INJECT_OBJ     := $(call objs,obj,$(INJECT_SRC))
+ASAN_INJECT_OBJ:= $(call objs,asan-obj,$(INJECT_SRC))
+ALL_OBJ        := $(CORE_OBJ) $(RUNTIME_OBJ) $(BIND_OBJ) $(CLI_OBJ) $(ASAN_CORE_OBJ) $(ASAN_RT_OBJ) \
+                  $(ASAN_BIND_OBJ) $(ASAN_CLI_OBJ) $(TSAN_CORE_OBJ) $(TSAN_RT_OBJ) $(INJECT_OBJ) \
+                  $(ASAN_INJECT_OBJ) $(TEST_OBJ) $(CUDA_OBJ)
 
 TESTS       := $(TEST_SRC:spec/c/%.c=$(BUILD)/tests/%)
 ASAN_TESTS  := $(TEST_SRC:spec/c/%.c=$(BUILD)/asan/%)
@@ -101,7 +114,7 @@ TSAN_LIBPROF_A  := $(BUILD)/tsan-lib/libprof.a
 TSAN_LIBRT_A    := $(BUILD)/tsan-lib/libprofrt.a
 
 .PHONY: all run test gpu-bundle test-c test-asan test-tsan test-lua test-lua-asan test-cli-asan check fuzz bench \
-        install clean deps lint
+        install clean deps lint check-includes
 all: $(LIBPROF_A) $(LIBPROF_SO) $(LIBPROF_LN) $(LUA_MOD) $(PROFRUN) $(BUILD)/prof.pc
 
 deps: $(DEPS_OK)
@@ -109,21 +122,27 @@ $(DEPS_OK): scripts/tools/deps.sh
 	@scripts/tools/deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
-# Compile rules of one flavour: $(1) is its object folder, $(2) the flags it adds. A path picks the
-# part's flags (make prefers the rule with the shortest stem: core/runtime/ before core/).
+# Compile rules of one flavour: $(1) is its object folder, $(2) the flags it adds. A product's folder
+# picks its flags (make prefers the rule with the shortest stem: core/prof/capture/ before core/prof/).
 define flavour_rules
-$(BUILD)/$(1)/core/%.o: core/%.c | $(DEPS_OK)
+$(BUILD)/$(1)/core/prof/%.o: core/prof/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CORE_CFLAGS) $(2) -c $$< -o $$@
-$(BUILD)/$(1)/core/capture/%.o: core/capture/%.c | $(DEPS_OK)
+$(BUILD)/$(1)/core/prof/capture/%.o: core/prof/capture/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CORE_CFLAGS) $$(CAPTURE_CFLAGS) $(2) -c $$< -o $$@
 $(BUILD)/$(1)/core/runtime/%.o: core/runtime/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(RUNTIME_CFLAGS) $(2) -c $$< -o $$@
-$(BUILD)/$(1)/core/lua/%.o: core/lua/%.c | $(DEPS_OK)
+$(BUILD)/$(1)/core/bind/%.o: core/bind/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(BIND_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/cli/%.o: core/cli/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(BIND_CFLAGS) $(2) -c $$< -o $$@
+$(BUILD)/$(1)/core/inject/%.o: core/inject/%.c | $(DEPS_OK)
+	@mkdir -p $$(@D)
+	$$(CC) $$(INJECT_CFLAGS) $(2) -c $$< -o $$@
 $(BUILD)/$(1)/spec/c/%.o: spec/c/%.c | $(DEPS_OK)
 	@mkdir -p $$(@D)
 	$$(CC) $$(TEST_CFLAGS) $(2) -c $$< -o $$@
@@ -188,18 +207,12 @@ $(ASAN_LUA_MOD): $(ASAN_BIND_OBJ) $(ASAN_LIBRT_A) $(BUILD)/asan-lib/libprof.so $
 	$(MODULE_LINK)
 
 # The CLI links the core statically and exports Lua's API (-Wl,-E) for C modules scripts load.
-$(BUILD)/obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
-	@mkdir -p $(@D)
-	$(CC) $(BIND_CFLAGS) -c $< -o $@
-$(PROFRUN): $(BUILD)/obj/core/profrun.o $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
+$(PROFRUN): $(CLI_OBJ) $(BIND_OBJ) $(LIBRT_A) $(LIBPROF_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl -pthread -Wl,-E
 # The same CLI built with ASan+UBSan (make test runs it over the examples and the zoo on meta;
 # scripts/tools/run-cli-asan.sh). It finds the Lua package from build/asan-cli as from build/bin.
-$(BUILD)/asan-obj/core/profrun.o: core/profrun.c | $(DEPS_OK)
-	@mkdir -p $(@D)
-	$(CC) $(BIND_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
-$(ASAN_PROFRUN): $(BUILD)/asan-obj/core/profrun.o $(ASAN_BIND_OBJ) $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
+$(ASAN_PROFRUN): $(ASAN_CLI_OBJ) $(ASAN_BIND_OBJ) $(ASAN_LIBRT_A) $(ASAN_LIBPROF_A)
 	@mkdir -p $(@D)
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LUA_LIBS) $(CJSON_LIBS) $(BLAS_LIBS) -lz -lm -ldl \
 	  -pthread -Wl,-E
@@ -210,21 +223,19 @@ $(BUILD)/prof.pc: Makefile
 	  '$(PREFIX)' '$(VERSION)' '$(CJSON_LIBS)' > $@
 
 # libprof_inject.so (core/inject/): NVTX and CUDA injection for unmodified programs, with its own
-# hidden copy of the core; it exports the two injection entry points alone. NVTX's and CUPTI's
-# headers come from the CUDA toolkit. spec/c/test_nvtx*.c link the same objects (libprofinject.a).
-INJECT_SRC  := $(wildcard core/inject/*.c)
+# hidden copy of the core; it exports the two injection entry points alone. spec/c/test_nvtx*.c
+# link the same objects (libprofinject.a).
 INJECT_SO   := $(BUILD)/lib/libprof_inject.so
 INJECT_A    := $(BUILD)/lib/libprofinject.a
 ASAN_INJECT_A := $(BUILD)/asan-lib/libprofinject.a
-$(call objs,obj,$(INJECT_SRC)) $(call objs,asan-obj,$(INJECT_SRC)): CORE_CFLAGS += -I$(CUDA_HOME)/include
 # the Lua binding's NVTX hook (profiler.emit_nvtx) includes NVTX's header-only API
-$(BUILD)/obj/core/lua/lnvtx.o $(BUILD)/asan-obj/core/lua/lnvtx.o: BIND_CFLAGS += -I$(CUDA_HOME)/include
-$(INJECT_A): $(call objs,obj,$(INJECT_SRC))
-$(ASAN_INJECT_A): $(call objs,asan-obj,$(INJECT_SRC))
+$(BUILD)/obj/core/bind/lnvtx.o $(BUILD)/asan-obj/core/bind/lnvtx.o: BIND_CFLAGS += -I$(CUDA_HOME)/include
+$(INJECT_A): $(INJECT_OBJ)
+$(ASAN_INJECT_A): $(ASAN_INJECT_OBJ)
 $(BUILD)/inject.map: Makefile
 	@mkdir -p $(@D)
 	printf '{\n  global: InitializeInjection; InitializeInjectionNvtx2;\n  local: *;\n};\n' > $@
-$(INJECT_SO): $(call objs,obj,$(INJECT_SRC)) $(LIBPROF_A) $(BUILD)/inject.map
+$(INJECT_SO): $(INJECT_OBJ) $(LIBPROF_A) $(BUILD)/inject.map
 	@mkdir -p $(@D)
 	$(CC) -shared -o $@ $(filter %.o %.a,$^) -Wl,--exclude-libs,ALL -Wl,-Bsymbolic \
 	  -Wl,--version-script,$(BUILD)/inject.map $(CJSON_LIBS) -lz -lm -ldl -pthread
@@ -240,7 +251,6 @@ $(BUILD)/fixtures/nvtx/%: spec/fixtures/nvtx/%.c | $(DEPS_OK)
 	$(CC) $(CSTD) $(OPT) $(WARN) -I$(CUDA_HOME)/include -o $@ $< -ldl -pthread
 NVTX_FIXTURES := $(patsubst spec/fixtures/nvtx/%.c,$(BUILD)/fixtures/nvtx/%,$(wildcard spec/fixtures/nvtx/*.c))
 all: $(INJECT_SO) $(NVTX_FIXTURES)
--include $(patsubst %.c,$(BUILD)/obj/%.d,$(INJECT_SRC)) $(patsubst %.c,$(BUILD)/asan-obj/%.d,$(INJECT_SRC))
 
 # C unit tests: one binary per spec/c/test_*.c, linked against its flavour's static libraries
 # (tests reach internal headers, so never the shared one). test_threads*.c also run under TSan.
@@ -283,12 +293,15 @@ fuzz: $(FUZZ_BIN)
 # linked with its own ASan+UBSan build of the core's sources. spec/fuzz/corpus/ holds the seeds.
 FUZZ_CC     ?= clang
 FUZZ_CFLAGS := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -Icore $(CJSON_CFLAGS)
-$(BUILD)/fuzz/fuzz_%: spec/fuzz/fuzz_%.c $(CORE_SRC) core/prof.h | $(DEPS_OK)
+               -Icore/prof $(CJSON_CFLAGS)
+$(BUILD)/fuzz/fuzz_%: spec/fuzz/fuzz_%.c $(CORE_SRC) core/prof/prof.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC) $(CJSON_LIBS) -lz -lm -pthread
 lint:
 	luacheck lua scripts spec examples
+# No file includes a header of another product but those core/README.md lists (run by make test too).
+check-includes: $(DEPS_OK)
+	@lua5.4 scripts/tools/check-deps.lua --includes
 
 run: all
 	$(PROFRUN) configs/default.json examples/alexnet.lua
@@ -298,12 +311,12 @@ run: all
 gpu-bundle: all
 	@scripts/tools/gpu-bundle.sh
 
-$(BENCH_C): scripts/tools/bench_core.c core/prof.h $(LIBPROF_A)
+$(BENCH_C): scripts/tools/bench_core.c core/prof/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lm -pthread
-$(BENCH_TRACE): scripts/tools/bench_trace.c core/prof.h $(LIBPROF_A)
+	$(CC) $(CSTD) -O2 $(WARN) -Icore/prof -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lm -pthread
+$(BENCH_TRACE): scripts/tools/bench_trace.c core/prof/prof.h $(LIBPROF_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O2 $(WARN) -Icore -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lz -lm -pthread
+	$(CC) $(CSTD) -O2 $(WARN) -Icore/prof -o $@ $< $(LIBPROF_A) $(CJSON_LIBS) -lz -lm -pthread
 bench: all $(BENCH_C) $(BENCH_TRACE)
 	@scripts/tools/bench.sh
 
@@ -313,7 +326,7 @@ install: all $(LUA_MOD_INST)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib/profrun/prof $(DESTDIR)$(PREFIX)/share/profrun
 	install -m 755 $(PROFRUN) $(DESTDIR)$(PREFIX)/bin/profrun
-	install -m 644 core/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
+	install -m 644 core/prof/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
 	install -m 644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/libprof.a
 	install -m 755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.$(VERSION)
 	ln -sf libprof.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)

@@ -1,5 +1,5 @@
 -- cli_spec.lua — build/bin/profrun end to end: usage, exit codes, config errors, precedence.
--- The contract is DESIGN.md "Contracts" (CLI, Config) and README.md "Command line".
+-- The contract is README.md's "Command line" and "Configuration".
 local env = require "spec.support.env"
 local run = require "spec.support.run"
 local json = require "dkjson"
@@ -36,7 +36,7 @@ describe("profrun", function()
     it("--help prints the synopsis on stdout and exits 0", function()
       local r = run.profrun({ "--help" })
       assert.equal(0, r.code)
-      -- the synopsis is DESIGN.md's CLI contract, word for word
+      -- the synopsis is the README's, word for word
       assert.truthy(env.has(r.stdout, "usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] "
         .. "[--verbose] CONFIG.json SCRIPT.lua [ARGS...]"))
       assert.truthy(env.has(r.stdout, "--set"))
@@ -45,8 +45,8 @@ describe("profrun", function()
     end)
 
     it("--version prints the version of prof.h and exits 0", function()
-      -- the version comes from core/prof.h's PROF_VERSION, read here independently of the binary
-      local header = assert(run.read(ROOT .. "/core/prof.h"))
+      -- the version comes from core/prof/prof.h's PROF_VERSION, read here independently of the binary
+      local header = assert(run.read(ROOT .. "/core/prof/prof.h"))
       local version = assert(header:match('#define PROF_VERSION "([^"]+)"'))
       local r = run.profrun({ "--version" })
       assert.equal(0, r.code)

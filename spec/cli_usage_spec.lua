@@ -1,4 +1,4 @@
--- cli_usage_spec.lua — issue 9's "errors that say what to fix" at the command line: usage and
+-- cli_usage_spec.lua — errors that say what to fix, at the command line: usage and
 -- config mistakes are exit 2 before the script runs, each message naming the flag, key or path.
 local env = require "spec.support.env"
 local run = require "spec.support.run"
@@ -10,7 +10,7 @@ local NOOP = FIX .. "/noop.lua"
 local LENET = FIX .. "/lenet5_top1.lua"
 local NEAR = FIX .. "/near_config"
 
-describe("profrun usage errors (issue 9)", function()
+describe("profrun usage errors", function()
   local tmp
 
   before_each(function() tmp = run.tmpdir() end)
@@ -18,7 +18,7 @@ describe("profrun usage errors (issue 9)", function()
 
   local function write(name, text) return run.write(tmp, name, text) end
 
-  describe("item 7: a device this build cannot run is refused before the script", function()
+  describe("a device this build cannot run is refused before the script", function()
     -- the script would print if it ran; refusing means it never does
     local PRINTS = "print('the script ran')"
     -- the Makefile builds the cuda backend when nvcc is there; with it and without a driver the
@@ -77,7 +77,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 8: config mistakes found when the config is loaded", function()
+  describe("config mistakes found when the config is loaded", function()
     it("an unknown flops_profiler.format exits 2 naming the key and the built-in formats", function()
       local r = run.profrun({ "--set", "flops_profiler.format=html", META, LENET })
       assert.equal(2, r.code)
@@ -118,7 +118,7 @@ describe("profrun usage errors (issue 9)", function()
         .. "not found"))
     end)
 
-    -- item 19's sections: these exited 1 with a traceback from prof.initialize, after the script
+    -- DeepSpeed's training sections: these exited 1 with a traceback from prof.initialize, after the script
     -- had started (the optimizer's were config errors already)
     it("a wrong scheduler, fp16 or gradient_clipping value exits 2 before the script runs", function()
       local script = write("prints.lua", "print('the script ran')")
@@ -159,7 +159,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 9: script paths in a config are read against the config's folder", function()
+  describe("script paths in a config are read against the config's folder", function()
     -- near_config/profile.json names linear_1k.lua (a rule: 1,000 MACs per Linear call),
     -- skip_conv3.lua (ignores feature_extractor.6) and macs_report.lua (prints fwd_macs), all
     -- beside it. LeNet5 at batch 2: convolutions 235,200 + 480,000 + 96,000 MACs, Linear layers
@@ -192,7 +192,7 @@ describe("profrun usage errors (issue 9)", function()
 
     it("a name not beside the config is looked up in scripts/<kind>/", function()
       -- "megatron" is scripts/rules/megatron.lua; LeNet5 has none of its types, so the run only
-      -- has to find it (a warning about unused types comes from item 14, not here)
+      -- has to find it (a warning about unused types comes from unmatched.lua, not here)
       local cfg = write("m.json", '{"device": "meta", "flops_profiler": {"rules": ["megatron"]}}')
       local r = run.profrun({ cfg, LENET })
       assert.equal(0, r.code, r.stderr)
@@ -200,7 +200,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 10: a directory given as the script", function()
+  describe("a directory given as the script", function()
     it("is a usage error (exit 2) naming it, as for the config", function()
       local r = run.profrun({ META, tmp })
       assert.equal(2, r.code)
@@ -211,7 +211,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 10's check reads nothing from the script", function()
+  describe("the directory check reads nothing from the script", function()
     it("a script from bash's <(...) (a pipe opened twice: checked, then loaded) runs whole", function()
       local cmd = run.quote(run.PROFRUN) .. " " .. run.quote(META) .. [[ <(printf 'print("from a pipe")\n')]]
       local r = run.sh("timeout 60 bash -c " .. run.quote(cmd))
@@ -220,7 +220,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 11: the config is optional", function()
+  describe("the config is optional", function()
     it("profrun SCRIPT.lua runs with the built-in defaults", function()
       -- the defaults: device meta under profrun, exact conventions, detailed tree
       local r = run.profrun({ LENET })
@@ -268,7 +268,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 12: a flag without its value names the flag", function()
+  describe("a flag without its value names the flag", function()
     it("--set before the config (its value forgotten)", function()
       local r = run.profrun({ "--set", META, NOOP })
       assert.equal(2, r.code)
@@ -290,7 +290,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 15: a trailing comma", function()
+  describe("a trailing comma", function()
     it("is named, with the line and column of the comma", function()
       -- line 3 is `    "top_modules": 3,`: 4 spaces, `"top_modules":` (columns 5-18), a space,
       -- `3` (20) and the comma at column 21. Python's json: "Illegal trailing comma before end
@@ -318,7 +318,7 @@ describe("profrun usage errors (issue 9)", function()
     end)
   end)
 
-  describe("item 24: output file extensions", function()
+  describe("output file extensions", function()
     it("o.JSON is JSON, as o.json", function()
       local path = tmp .. "/o.JSON"
       local r = run.profrun({ "--set", "flops_profiler.output_file=" .. path, META, LENET })
@@ -353,7 +353,7 @@ describe("profrun usage errors (issue 9)", function()
   end)
 end)
 
-describe("issue 10 item 11: what cannot be a path or a key is refused", function()
+describe("what cannot be a path or a key is refused", function()
   local tmp
 
   before_each(function() tmp = run.tmpdir() end)

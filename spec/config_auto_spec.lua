@@ -1,8 +1,8 @@
--- config_auto_spec.lua — issue 9 item 19: Hugging Face's "auto" for the core's typed keys (the
+-- config_auto_spec.lua — Hugging Face's "auto" for the core's typed keys (the
 -- batch keys of a real HF DeepSpeed config) is read as "choose the default", with one note.
 local core = require "prof.core"
 local config = require "prof.config"
-local notes = require "prof.notes"
+local notes = require "prof.util.notes"
 local run = require "spec.support.run"
 
 -- Hugging Face's ds_config_zero2.json (transformers docs, "DeepSpeed" > ZeRO-2 example), as a
@@ -19,7 +19,7 @@ local function lines_with(text, word)
   return out
 end
 
-describe('"auto" for the core\'s typed config keys (issue 9 item 19)', function()
+describe('"auto" for the core\'s typed config keys', function()
   teardown(function() config.set(assert(core.load_config(nil, {}))) end)
 
   it("the loader keeps the defaults and lists the keys in schema order", function()

@@ -1,4 +1,4 @@
--- config_schedule_spec.lua — issue 8 item 7: profiler.schedule.script/args choose a schedule
+-- config_schedule_spec.lua — profiler.schedule.script/args choose a schedule
 -- script (scripts/schedules/ or a path beside the config) for a script that only calls prof.step().
 local core = require "prof.core"
 local run = require "spec.support.run"
@@ -23,7 +23,7 @@ local function windows(stdout)
   return out
 end
 
-describe("profiler.schedule.script in the config (issue 8 item 7)", function()
+describe("profiler.schedule.script in the config", function()
   it("every_n with args records exactly the steps its definition gives", function()
     -- every_n{every = 4, warmup = 1, active = 2} is schedule{wait = every - warmup - active = 1,
     -- warmup = 1, active = 2, repeat = 0}: a cycle of 4 steps, NONE WARMUP RECORD

@@ -2,7 +2,7 @@
 local prof = require "prof"
 local nn = require "prof.nn"
 local T = require "prof.tensor"
-local capture = require "prof.capture"
+local capture = require "prof.profiler.capture"
 local schedule = require "prof.schedule"
 local run = require "spec.support.run"
 

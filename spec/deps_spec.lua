@@ -1,13 +1,17 @@
--- deps_spec.lua — DESIGN's one-way dependencies: no files of core/ call each other in a circle, and
--- only backends name a device.
+-- deps_spec.lua — the layout's rules: no files of core/ call each other in a circle, includes cross
+-- products only where the design allows, and only backends name a device.
 local deps = require "scripts.tools.check-deps"
 
--- The normal build's objects (make builds them before the specs run).
+-- The normal build's objects (make builds them before the specs run); the cuda kernels' objects
+-- are nvcc's, in their own folder, when the build has them.
 local OBJ = "build/obj/core"
+local CUDA_OBJ = "build/cuda-obj/core"
 
 local all_cycles
 local function cycles_under(prefix)
-  all_cycles = all_cycles or deps.cycles(deps.graph({ OBJ }))
+  local dirs = { OBJ }
+  if io.open(CUDA_OBJ) then dirs[2] = CUDA_OBJ end
+  all_cycles = all_cycles or deps.cycles(deps.graph(dirs))
   local out = {}
   for _, c in ipairs(all_cycles) do
     for _, f in ipairs(c) do
@@ -39,32 +43,59 @@ describe("core/ dependencies", function()
     assert.equal(2, #cycles[1])
   end)
 
-  it("the profiler core (core/*.c) has none", function()
-    cycles_under(OBJ)
-    local found = {}
-    for _, c in ipairs(all_cycles) do
-      for _, f in ipairs(c) do
-        if f:match("^" .. OBJ:gsub("%p", "%%%0") .. "/[^/]+%.o$") then found[#found + 1] = f end
-      end
+  -- one graph over every product's objects: a circle inside one, or between two, is found alike
+  for _, product in ipairs(deps.PRODUCTS) do
+    it("core/" .. product .. "/ has none, inside it or with another product", function()
+      assert.same({}, cycles_under(OBJ .. "/" .. product .. "/"))
+      local count = 0
+      for _ in io.popen("find " .. OBJ .. "/" .. product .. " -name '*.o'"):lines() do count = count + 1 end
+      assert.is_true(count > 0, "no objects of core/" .. product .. "/ in " .. OBJ)
+    end)
+  end
+end)
+
+-- What crosses a product boundary is a header the design lists (scripts/tools/check-deps.lua's
+-- table): runtime, inject and the CLI include prof.h alone of the core.
+describe("include boundaries", function()
+  it("hold in the tree", function()
+    assert.same({}, deps.include_violations("."))
+  end)
+
+  -- a copy of the tree's headers with one crossing planted in each way the check knows
+  local function planted(files)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert.is_true(os.execute("mkdir -p " .. dir .. " && cp -R core " .. dir .. "/"))
+    for path, line in pairs(files) do
+      local f = assert(io.open(dir .. "/" .. path, "a"))
+      f:write(line .. "\n")
+      f:close()
     end
-    assert.same({}, found)
-    assert.is_truthy(io.open(OBJ .. "/alloc.o"))
-  end)
+    local found = deps.include_violations(dir)
+    os.execute("rm -rf " .. dir)
+    return found
+  end
 
-  it("the Lua binding (core/lua/) has none", function()
-    assert.same({}, cycles_under(OBJ .. "/lua/"))
-    assert.is_truthy(io.open(OBJ .. "/lua/lprof.o"))
-  end)
-
-  it("the runtime (core/runtime/) has none", function()
-    assert.same({}, cycles_under(OBJ .. "/runtime/"))
-    assert.is_truthy(io.open(OBJ .. "/runtime/autograd_engine.o"))
+  it("finds an internal header included from another product, and Lua in the core", function()
+    local found = planted({
+      ["core/runtime/tensor.c"] = '#include "prof_internal.h"',
+      ["core/inject/nvtx_tree.c"] = '#include "../prof/record/recorder.h"',
+      ["core/prof/dtype.c"] = "#include <lua.h>",
+      ["core/prof/prof.h"] = '#include "saturate.h"',
+      ["core/bind/lbind.c"] = '#include "gone.h"',
+    })
+    table.sort(found)
+    assert.equal(5, #found, table.concat(found, "\n"))
+    assert.truthy(found[1]:find("^core/bind/lbind%.c:%d+: \"gone%.h\" is not in the tree"))
+    assert.truthy(found[2]:find("^core/inject/nvtx_tree%.c:%d+: inject includes core/prof/record/recorder%.h"))
+    assert.truthy(found[3]:find("^core/prof/dtype%.c:%d+: <lua%.h> outside"))
+    assert.truthy(found[4]:find("^core/prof/prof%.h:%d+: prof%.h, the public header, includes core/prof/saturate%.h"))
+    assert.truthy(found[5]:find("^core/runtime/tensor%.c:%d+: runtime includes core/prof/prof_internal%.h"))
   end)
 end)
 
 -- The ops, autograd and the bindings reach devices only through the backend table: adding a device
--- means adding a backend, nothing else (issue: "no file of core/runtime/ops_*, autograd or
--- core/lua/ names a device"). Comments may mention one.
+-- means adding a backend, nothing else. Comments may mention one.
 describe("device names", function()
   local function code_of(path)
     local f = assert(io.open(path))
@@ -75,7 +106,7 @@ describe("device names", function()
 
   it("appear in no op, autograd or binding file", function()
     local files = {}
-    for f in io.popen("ls core/runtime/ops_*.c core/runtime/autograd.c core/lua/*.c"):lines() do
+    for f in io.popen("ls core/runtime/ops_*.c core/runtime/autograd.c core/bind/*.c"):lines() do
       files[#files + 1] = f
     end
     assert.is_true(#files > 20)

@@ -2,7 +2,7 @@
 -- with the loader's messages (file or --set prefix, key path); the cases moved from test_config.c.
 local config = require "prof.config"
 local core = require "prof.core"
-local ds_optimizer = require "prof.ds_optimizer"
+local ds_optimizer = require "prof.deepspeed.optimizer"
 
 local FIXTURE = "spec/fixtures/configs/optimizer_adam.json"
 

@@ -1,12 +1,12 @@
--- ds_training_spec.lua — issue 9 item 19: the engine honours fp16 / bf16 (dtype, DeepSpeed's loss
+-- ds_training_spec.lua — the engine honours fp16 / bf16 (dtype, DeepSpeed's loss
 -- scaling), gradient_clipping and the scheduler section with DeepSpeed's names; says once what it
 -- accepts but cannot apply; reads "auto" as the default.
 local core = require "prof.core"
 local config = require "prof.config"
-local ds_scheduler = require "prof.ds_scheduler"
-local ds_training = require "prof.ds_training"
-local loss_scaler = require "prof.loss_scaler"
-local notes = require "prof.notes"
+local ds_scheduler = require "prof.deepspeed.scheduler"
+local ds_training = require "prof.deepspeed.training"
+local loss_scaler = require "prof.deepspeed.loss_scaler"
+local notes = require "prof.util.notes"
 local optim = require "prof.optim"
 local prof = require "prof"
 local nn = require "prof.nn"
@@ -44,7 +44,7 @@ local function watch_notes()
 end
 local function unwatch_notes() notes.sink = sink end
 
-describe("DeepSpeed's training sections in the engine (issue 9 item 19)", function()
+describe("DeepSpeed's training sections in the engine", function()
   setup(function() T.set_default_device("cpu") end)
   teardown(function() config.set(assert(core.load_config(nil, {}))) end)
   before_each(watch_notes)

@@ -1,4 +1,4 @@
--- engine_accumulation_spec.lua — issue 9 item 1: under gradient accumulation every line of the
+-- engine_accumulation_spec.lua — under gradient accumulation every line of the
 -- engine's summary is one micro-batch's (counts, fwd/bwd latency) or the optimizer step's (iter
 -- latency, samples/s, iteration FLOPS), never a mix.
 local core = require "prof.core"
@@ -33,7 +33,7 @@ local function profile_with(gas)
   return json.decode(assert(run.read(out)))
 end
 
-describe("the engine under gradient accumulation (issue 9 item 1)", function()
+describe("the engine under gradient accumulation", function()
   setup(function()
     tmp = run.tmpdir()
     T.set_default_device("cpu")

@@ -1,15 +1,15 @@
 -- errors_spec.lua — script errors that point at the user's code: input_shape, a forward that
--- returns nil, tracebacks without profrun's frames (issue 9 item 13), and an error handler whose
--- cost is bounded however deep the stack is (issue 10 item 5).
+-- returns nil, tracebacks without profrun's frames, and an error handler whose cost is
+-- bounded however deep the stack is.
 local env = require "spec.support.env"
 local run = require "spec.support.run"
-local errors = require "prof.errors"
+local errors = require "prof.util.errors"
 local module = require "prof.nn.module"
 
 local FIX = run.FIXTURES
 local ROOT = run.ROOT
 
-describe("script errors (issue 9 item 13)", function()
+describe("script errors", function()
   local tmp
 
   before_each(function() tmp = run.tmpdir() end)
@@ -104,10 +104,10 @@ describe("script errors (issue 9 item 13)", function()
     assert.equal("\t" .. bad .. ":5: in main chunk", lines[3])
     assert.matches("^\t%(%d+ frames of profrun hidden; %-%-verbose shows them%)$", lines[4])
     assert.equal(4, #lines)
-    assert.falsy(env.has(r.stderr, "flops_profiler.lua"))
+    assert.falsy(env.has(r.stderr, "flops_profiler/init.lua"))
     local v = run.profrun({ "--verbose", bad })
     assert.equal(1, v.code)
-    assert.truthy(env.has(v.stderr, ROOT .. "/lua/prof/flops_profiler.lua:"))
+    assert.truthy(env.has(v.stderr, ROOT .. "/lua/prof/flops_profiler/init.lua:"))
     assert.truthy(env.has(v.stderr, "\t" .. bad .. ":5: in main chunk"))
     assert.falsy(env.has(v.stderr, "frames of profrun hidden"))
   end)
@@ -122,7 +122,7 @@ describe("script errors (issue 9 item 13)", function()
   end)
 end)
 
-describe("the error handler's cost (issue 10 item 5)", function()
+describe("the error handler's cost", function()
   -- debug.getinfo(level) walks `level` frames: the work a handler does is the sum of the levels
   -- it asks for. A handler that reads every frame does depth^2 / 2 of it; a bounded one
   -- O(depth log depth). The count below replaces debug.getinfo (rawset: the library table is

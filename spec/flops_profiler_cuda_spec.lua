@@ -8,7 +8,7 @@ local json = require "dkjson"
 local run = require "spec.support.run"
 
 -- A module whose forward launches one replayed kernel of `ns` nanoseconds at the current module
--- (CONTRACT.md: S:capture_replay_launch), then runs a real Linear: the host time of the call is
+-- (S:capture_replay_launch), then runs a real Linear: the host time of the call is
 -- whatever the cpu takes; the GPU time is ns exactly.
 local Launch = nn.Module:extend("Launch")
 function Launch:init(ns, name)
@@ -89,7 +89,7 @@ describe("the flops profiler's latency from GPU time", function()
     assert.is_nil(by["a.fc"].mfu)   -- no GPU time of its own: no rate, no MFU
   end)
   it("where CUPTI cannot run, warns with the capture's reason and reports no latency (never host time)", function()
-    local capture = require "prof.capture"
+    local capture = require "prof.profiler.capture"
     local available, why = capture.available()
     local warned = {}
     schedule.warn = function(msg) warned[#warned + 1] = msg end

@@ -1,4 +1,4 @@
--- fp16_meta_training_spec.lua — issue 9 item 19 on meta: an fp16 / bf16 engine trains (forward,
+-- fp16_meta_training_spec.lua — on meta, an fp16 / bf16 engine trains (forward,
 -- backward, step), every gradient in the model's dtype, the optimizer stepping the cast weights.
 local core = require "prof.core"
 local config = require "prof.config"
@@ -31,7 +31,7 @@ local function bad_grads(model, dt)
   return bad
 end
 
-describe("fp16 / bf16 training on meta (issue 9 item 19)", function()
+describe("fp16 / bf16 training on meta", function()
   setup(function() T.set_default_device("meta") end)
   teardown(function()
     config.set(assert(core.load_config(nil, {})))

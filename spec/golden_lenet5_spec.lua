@@ -2,7 +2,7 @@
 --
 -- The reference is spec/fixtures/reports/deepspeed_lenet5_b1024_cpu.txt: DeepSpeed v0.19.6's
 -- get_model_profile(LeNet5, (1024, 1, 32, 32), detailed, top_modules=3) on a CPU with torch 1.13
--- (a copy of shared/reference/). spec/report_deepspeed_spec.lua renders a hand-built profile
+-- (recorded once, kept as it printed). spec/report_deepspeed_spec.lua renders a hand-built profile
 -- table; this spec runs build/bin/profrun on a script instead, so every layer is exercised.
 local run = require "spec.support.run"
 

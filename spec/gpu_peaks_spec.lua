@@ -2,7 +2,7 @@
 -- that say why, arguments checked before any device is asked (a GPU machine's numbers come from
 -- scripts/tools/gpu-check.sh).
 local core = require "prof.core"
-local peaks = require "prof.peaks"
+local peaks = require "prof.roofline.peaks"
 
 describe("GPU peaks and status without a GPU", function()
   local st = core.gpu_status()

@@ -1,4 +1,4 @@
--- host_examples_spec.lua — issue 12: examples/host_c, host_lua, host_cuda built against an installed prefix and run.
+-- host_examples_spec.lua — examples/host_c, host_lua, host_cuda built against an installed prefix and run.
 local json = require "dkjson"
 local run = require "spec.support.run"
 
@@ -34,7 +34,7 @@ end
 
 local function shows(r) return string.format("exit %s\n%s\n%s", tostring(r.code), r.stdout, r.stderr) end
 
-describe("host examples against an installed prefix (issue 12)", function()
+describe("host examples against an installed prefix", function()
   local prefix, pcpath, dirs
 
   setup(function()

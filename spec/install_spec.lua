@@ -1,9 +1,9 @@
 -- install_spec.lua — `make install PREFIX=<tmp>`: a working profrun, Lua module and C library to link.
 local run = require "spec.support.run"
 
--- The library's version as core/prof.h writes it: the shared library is named after it.
+-- The library's version as core/prof/prof.h writes it: the shared library is named after it.
 local function prof_h_version()
-  local h = assert(run.read(run.ROOT .. "/core/prof.h"))
+  local h = assert(run.read(run.ROOT .. "/core/prof/prof.h"))
   return assert(h:match('#define PROF_VERSION "(%d+%.%d+%.%d+)"'))
 end
 
@@ -180,7 +180,7 @@ describe("make install PREFIX=<tmp>", function()
     assert.equal("macs 100 flops 210 params 110\n" .. lib, r.stdout)
   end)
 
-  -- issue 12 part 1: the symbols a host can bind to are exactly the API the header declares
+  -- the symbols a host can bind to are exactly the API the header declares
   it("exports from libprof.so exactly the PROF_API functions of the installed prof.h", function()
     local declared = {}
     local h = assert(run.read(prefix .. "/include/prof.h"))
@@ -226,7 +226,7 @@ describe("make install PREFIX=<tmp>", function()
   end)
 
   it("builds a host from pkg-config's flags alone, and it runs without LD_LIBRARY_PATH", function()
-    -- prof.pc's Libs carry the prefix's rpath (issue 12: an installed host needs no environment)
+    -- prof.pc's Libs carry the prefix's rpath (an installed host needs no environment)
     local dir = run.tmpdir()
     run.write(dir, "host.c", HOST)
     local cmd = "cc -std=c11 -Wall -Werror host.c $(PKG_CONFIG_PATH=" .. q .. "/lib/pkgconfig "

@@ -1,4 +1,4 @@
--- json_profile_spec.lua — the "profrun.profile/1" JSON of DESIGN.md: profrun's and the C core's.
+-- json_profile_spec.lua — the "profrun.profile/1" JSON of the README's "Reports": profrun's and the C core's.
 local json = require "dkjson"
 local run = require "spec.support.run"
 local prof = require "prof"
@@ -11,7 +11,7 @@ local bert = require "prof.models.bert"
 local NULL = json.null
 local CONFIG = run.FIXTURES .. "/deepspeed_meta.json"   -- deepspeed conventions, device meta
 
--- DESIGN.md "JSON profile": the summary keys and each module's keys.
+-- The README's "JSON profile": the summary keys and each module's keys.
 local SUMMARY_KEYS = {
   "device", "conventions", "world_size", "dp_size", "mp_size", "batch_size", "params",
   "params_model", "fwd_macs", "fwd_flops", "fwd_flops_model", "bwd_flops", "fwd_latency_s",
@@ -46,7 +46,7 @@ local function profile_via_cli(script)
   return decode(assert(text, "no output file"))
 end
 
--- DESIGN.md's schema: keys, ids, parents, pre-order, dotted names, depths, totals.
+-- The schema: keys, ids, parents, pre-order, dotted names, depths, totals.
 local function check_schema(doc)
   assert.equal("profrun.profile/1", doc.schema)
   for _, k in ipairs(SUMMARY_KEYS) do
@@ -182,7 +182,7 @@ describe("JSON profile", function()
 
     it("has inclusive counts: encoder.layer (ModuleList, never called) holds its layers", function()
       -- DeepSpeed's get_module_macs sums a module's children recursively, so its ModuleList shows
-      -- the 12 layers' 12 * 3,724,541,952 = 44,694,503,424 MACs; DESIGN.md makes every module's
+      -- the 12 layers' 12 * 3,724,541,952 = 44,694,503,424 MACs; the schema makes every module's
       -- macs/flops inclusive of its descendants.
       check_inclusive(doc)
       for _, m in ipairs(doc.modules) do

@@ -185,7 +185,7 @@ describe("key_averages' footer with a lossy capture", function()
   end)
 end)
 
-describe("key_averages of a replayed capture (the capture binding, CONTRACT.md)", function()
+describe("key_averages of a replayed capture (the capture binding)", function()
   local prof = require "prof"
   local T = require "prof.tensor"
 

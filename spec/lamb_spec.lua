@@ -1,8 +1,8 @@
--- lamb_spec.lua — issue 9 item 20: DeepSpeed's Lamb (FusedLamb) with DeepSpeed's parameter names,
+-- lamb_spec.lua — DeepSpeed's Lamb (FusedLamb) with DeepSpeed's parameter names,
 -- and the 1-bit optimizers run as their base optimizer with a note.
 local core = require "prof.core"
 local config = require "prof.config"
-local notes = require "prof.notes"
+local notes = require "prof.util.notes"
 local optim = require "prof.optim"
 local prof = require "prof"
 local nn = require "prof.nn"
@@ -83,7 +83,7 @@ local function assert_close(want, got)
   end
 end
 
-describe("DeepSpeed's Lamb (issue 9 item 20)", function()
+describe("DeepSpeed's Lamb", function()
   setup(function() T.set_default_device("cpu") end)
   teardown(function() config.set(assert(core.load_config(nil, {}))) end)
 

@@ -1,6 +1,6 @@
 -- launch_spec.lua — prof.launch on the CPU: an unmodified NVTX-only C program under libprof_inject.so.
-local launch = require "prof.launch"
-local json = require "prof.json_decode"
+local launch = require "prof.profiler.launch"
+local json = require "prof.util.json_decode"
 
 local APP = "build/fixtures/nvtx/nvtx_app"
 
@@ -17,7 +17,7 @@ end
 local ADDMM_MACS, ADDMM_FLOPS = 262144, 526336
 local MM_MACS, MM_FLOPS = 20480, 40960
 
-describe("prof.launch", function()
+describe("prof.profiler.launch", function()
   it("turns an unmodified program's NVTX ranges into the module tree", function()
     local p, err = launch.launch{ APP, "1" }
     assert.is_nil(err)

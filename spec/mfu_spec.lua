@@ -146,8 +146,8 @@ describe("MFU from a real cpu run with an injected peak", function()
 end)
 
 describe("the device's peaks (prof.device_peaks)", function()
-  local peaks = require "prof.peaks"
-  local device_peaks = require "prof.device_peaks"
+  local peaks = require "prof.roofline.peaks"
+  local device_peaks = require "prof.roofline.device_peaks"
   local real_gpu
   before_each(function() real_gpu = peaks.gpu end)
   after_each(function() peaks.gpu = real_gpu end)

@@ -27,7 +27,7 @@ describe("models", function()
       assert.equal(61706, models.lenet5():num_parameters())
     end)
 
-    -- N = 1024, deepspeed conventions (DeepSpeed research notes §2.1, reproduced by hand):
+    -- N = 1024, deepspeed conventions (DeepSpeed's formulas, worked by hand):
     --   conv MACs K*Cin*Cout*N*out_sp: 25*1*6*1024*784 = 120,422,400; 25*6*16*1024*100 =
     --     245,760,000; 25*16*120*1024*1 = 49,152,000
     --   linear MACs numel(in)*out: 1024*120*84 = 10,321,920; 1024*84*10 = 860,160

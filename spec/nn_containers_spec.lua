@@ -248,8 +248,8 @@ LeNet5(
   end)
 
   it("gives DeepSpeed's reference counts for a 1024x1x32x32 batch", function()
-    -- DeepSpeed's test expects flops 866076672, MACs 426516480, params 61706 (see
-    -- research/deepspeed_flops_profiler.md §2.1 for the hand derivation)
+    -- DeepSpeed's test_flops_profiler_in_inference expects flops 866076672, MACs 426516480, params
+    -- 61706 (spec/models_spec.lua derives them by hand)
     local m = LeNet5(10)
     local t = S.count(m, function(mm) mm(T.empty { 1024, 1, 32, 32 }) end)
     assert.equal(866076672, t.flops)

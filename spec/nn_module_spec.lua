@@ -2,7 +2,7 @@
 local T = require "prof.tensor"
 local nn = require "prof.nn"
 local prof = require "prof"
-local errors = require "prof.errors"
+local errors = require "prof.util.errors"
 local S = require "spec.nn_support"
 
 local names_of = S.child_names

@@ -1,6 +1,6 @@
--- opaque_spec.lua — issue 9 item 4: a module type with parameters whose calls counted nothing is
+-- opaque_spec.lua — a module type with parameters whose calls counted nothing is
 -- named once per run, with the rule hook that would count it.
-local notes = require "prof.notes"
+local notes = require "prof.util.notes"
 local prof = require "prof"
 local nn = require "prof.nn"
 local T = require "prof.tensor"
@@ -23,7 +23,7 @@ local function profile(model, o)
     print_profile = false, conventions = o.conventions, rules = o.rules }
 end
 
-describe("modules that counted nothing (issue 9 item 4)", function()
+describe("modules that counted nothing", function()
   local sink
   before_each(function()
     notes.reset()

@@ -1,9 +1,9 @@
--- peaks_cli_spec.lua — issue 9 item 21: no benchmark on meta, one line when one runs, the cache
+-- peaks_cli_spec.lua — no benchmark on meta, one line when one runs, the cache
 -- under $XDG_CACHE_HOME, and profrun --peaks to show and refresh it.
 local env = require "spec.support.env"
 local run = require "spec.support.run"
 local json = require "dkjson"
-local peaks = require "prof.peaks"
+local peaks = require "prof.roofline.peaks"
 
 local FIX = run.FIXTURES
 local META = FIX .. "/deepspeed_meta.json"
@@ -16,7 +16,7 @@ local function profrun_cached(cache, args)
   return run.sh(table.concat(words, " "))
 end
 
-describe("peaks at the command line (issue 9 item 21)", function()
+describe("peaks at the command line", function()
   local tmp
 
   before_each(function() tmp = run.tmpdir() end)

@@ -1,6 +1,6 @@
 -- spec/peaks_spec.lua: machine peaks are plausible, quick to measure, cached per machine and re-measured on request.
 local core = require "prof.core"
-local peaks = require "prof.peaks"
+local peaks = require "prof.roofline.peaks"
 local prof = require "prof"
 
 local function tmpdir()
@@ -39,7 +39,7 @@ describe("prof.core peak kernels", function()
   end)
 end)
 
-describe("prof.peaks", function()
+describe("prof.roofline.peaks", function()
   local dir
   before_each(function() dir = tmpdir() end)
   after_each(function() cleanup(dir) end)
@@ -132,9 +132,9 @@ describe("prof.peaks", function()
 
   it("finds its cache under $XDG_CACHE_HOME, else ~/.cache (relative XDG paths ignored)", function()
     local function dir_with(env)
-      local cmd = env .. " lua5.4 -e 'package.path = \"./lua/?.lua;\" .. package.path; "
+      local cmd = env .. " lua5.4 -e 'package.path = \"./lua/?.lua;./lua/?/init.lua;\" .. package.path; "
         .. "package.cpath = \"./build/lua/?.so;\" .. package.cpath; "
-        .. "io.write(require(\"prof.peaks\").cache_dir())'"
+        .. "io.write(require(\"prof.roofline.peaks\").cache_dir())'"
       local h = io.popen(cmd)
       local out = h:read("a")
       h:close()

@@ -1,4 +1,4 @@
--- profile_consistency_spec.lua — issue 9 items 2 and 3: the summary, the getters and the root row
+-- profile_consistency_spec.lua — the summary, the getters and the root row
 -- of one profile say the same thing (measured backward in a FlopsProfiler window; a ruled module
 -- that is also ignored).
 local core = require "prof.core"
@@ -47,7 +47,7 @@ describe("one profile, one story", function()
     config.set(assert(core.load_config(nil, {})))
   end)
 
-  it("item 2: a window around loss:backward() gives the JSON summary the root's backward", function()
+  it("a window around loss:backward() gives the JSON summary the root's backward", function()
     local p = window { model = model(), conventions = "exact", ignore = { "Blob" }, backward = true }
     local doc = json.decode(render_json(p:profile()))
     -- Blob is ignored (exact: out of every count). Linear(4,4)'s backward with an input that
@@ -60,7 +60,7 @@ describe("one profile, one story", function()
     p:end_profile()
   end)
 
-  describe("item 3: a module counted by a rule and named in ignore_modules", function()
+  describe("a module counted by a rule and named in ignore_modules", function()
     it("exact: leaves rows, params and every total, the rule's counts included", function()
       local p = window { model = model(), conventions = "exact", rules = { rule_script },
         ignore = { "Blob" } }

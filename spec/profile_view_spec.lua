@@ -4,7 +4,7 @@ local prof = require "prof"
 local core = require "prof.core"
 local nn = require "prof.nn"
 local T = require "prof.tensor"
-local profile_view = require "prof.profile_view"
+local profile_view = require "prof.flops_profiler.view"
 local roofline = require "prof.roofline"
 
 -- A model with depth, a hidden subtree and a container reached through a path of several names.
@@ -33,7 +33,7 @@ local function with_slice(n, fn)
   if not ok then error(err, 0) end
 end
 
-describe("prof.profile_view", function()
+describe("prof.flops_profiler.view", function()
   it("builds every row as FlopsProfiler:profile() has it, in any order, across slices", function()
     with_slice(3, function()
       local fp = profiled("deepspeed")

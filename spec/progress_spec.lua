@@ -1,7 +1,7 @@
--- progress_spec.lua — issue 9 item 22: a progress line with an ETA on stderr for long runs, only
+-- progress_spec.lua — a progress line with an ETA on stderr for long runs, only
 -- when stderr is a terminal; nothing at all when it is a pipe or a file.
 local run = require "spec.support.run"
-local progress = require "prof.progress"
+local progress = require "prof.util.progress"
 
 describe("progress", function()
   local saved, written, now

@@ -1,4 +1,4 @@
--- readme_spec.lua — issue 9 items 16 and 17: every fenced example in README.md runs as pasted, and
+-- readme_spec.lua — every fenced example in README.md runs as pasted, and
 -- what README says about `make run` and configs/default.json is what the Makefile, the file and
 -- the schema say.
 --
@@ -148,7 +148,7 @@ describe("README.md", function()
     assert.equal("profrun.profile/1", doc.schema)
   end)
 
-  -- issue 12 part 4: the C host and the C + Lua host, compiled as pasted against an installed
+  -- the C host and the C + Lua host, compiled as pasted against an installed
   -- prefix from pkg-config's flags alone, run without LD_LIBRARY_PATH
   it("compiles the two C examples as pasted against make install's prefix and they print what README says", function()
     local c_host, lua_host
@@ -194,7 +194,7 @@ describe("README.md", function()
     assert.equal("Net\t42\n", ran_lua.stdout)
   end)
 
-  describe("make run and configs/default.json (item 16)", function()
+  describe("make run and configs/default.json", function()
     it("says what the Makefile's run target runs", function()
       local makefile = assert(run.read(ROOT .. "/Makefile"))
       local config, script = makefile:match("\nrun: all\n\t%$%(PROFRUN%) (%S+) (%S+)\n")

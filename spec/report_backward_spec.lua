@@ -1,4 +1,4 @@
--- report_backward_spec.lua — issue 9 item 23: the CSV and markdown reports carry the bytes and the
+-- report_backward_spec.lua — the CSV and markdown reports carry the bytes and the
 -- measured backward the JSON has, and the deepspeed tree prints it with detailed_backward.
 local build = dofile("spec/fixtures/reports/build.lua")
 local csv = dofile("scripts/reports/csv.lua")
@@ -16,7 +16,7 @@ local function net()
     { bwd_flops = 3200 })
 end
 
-describe("backward columns and bytes in the tabular reports (issue 9 item 23)", function()
+describe("backward columns and bytes in the tabular reports", function()
   it("CSV has the JSON's module keys in its order", function()
     assert.are.equal(table.concat({
       "path,type,depth,params,macs,flops,bytes,fwd_latency_s,bwd_latency_s,calls,bwd_flops",

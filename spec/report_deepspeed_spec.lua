@@ -3,7 +3,7 @@ local build = dofile("spec/fixtures/reports/build.lua")
 local render = dofile("scripts/reports/deepspeed.lua")
 
 local REPORTS = "spec/fixtures/reports/"
--- a copy of shared/reference/deepspeed_lenet5_b1024_cpu.txt (DeepSpeed v0.19.6, torch 1.13, CPU)
+-- DeepSpeed v0.19.6's own text for LeNet5 at batch 1024 (torch 1.13, CPU), as it printed it
 local REFERENCE = REPORTS .. "deepspeed_lenet5_b1024_cpu.txt"
 
 local function read(path)
@@ -162,7 +162,7 @@ describe("scripts/reports/deepspeed.lua", function()
     assert.is_true(has(text, "\n    fwd latency - {'A': '250 ms', 'B': '250 ms', 'C': '250 ms'}\n"))
   end)
 
-  -- issue 9 item 5: a folded run says its numbers are one layer's ("each:")
+  -- a folded run says its numbers are one layer's ("each:")
   describe("folding (torch 2.x ModuleList style)", function()
     -- Net: layers = ModuleList of 3 x Linear(4, 4) on a batch of 2 (20 params, 2*4*4 = 32 MACs
     -- each), head = Linear(4, 2) (10 params, 16 MACs). Totals 70 params, 112 MACs.

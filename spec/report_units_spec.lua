@@ -1,7 +1,7 @@
 -- spec/report_units_spec.lua: DeepSpeed's number formatters, checked against Python's f"{round(x, 2):g}" semantics.
 --
 -- Every expected string below was printed by python3 running DeepSpeed's number_to_string
--- (profiler.py) on the same input, or is copied from shared/reference/deepspeed_lenet5_b1024_cpu.txt.
+-- (profiler.py) on the same input, or is copied from spec/fixtures/reports/deepspeed_lenet5_b1024_cpu.txt.
 local U = require "prof.report.units"
 
 describe("prof.report.units", function()

@@ -1,4 +1,4 @@
--- rule_api_spec.lua — issue 9 item 18: one rule API. What a rule receives in ctx is what README
+-- rule_api_spec.lua — one rule API. What a rule receives in ctx is what README
 -- documents, and the shipped rules (scripts/rules/) use it and nothing else.
 local prof = require "prof"
 local nn = require "prof.nn"
@@ -10,7 +10,7 @@ function Fused:forward(x) return x end
 
 local tmp, seen
 
-describe("the flop-rule API (issue 9 item 18)", function()
+describe("the flop-rule API", function()
   setup(function()
     tmp = run.tmpdir()
     T.set_default_device("meta")

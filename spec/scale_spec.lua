@@ -1,4 +1,4 @@
--- scale_spec.lua — overflow and scale (issue 10: 2, 3, 4, 10, 12): impossible shapes, saturated counts, deep models.
+-- scale_spec.lua — overflow and scale: impossible shapes, saturated counts, deep models.
 local env = require "spec.support.env"
 local run = require "spec.support.run"
 local prof = require "prof"

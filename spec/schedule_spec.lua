@@ -1,7 +1,7 @@
 -- schedule_spec.lua — prof.schedule and the profile's transitions against torch's table.
 --
 -- Expected values are literals worked out by hand from torch.profiler's schedule() and
--- _transit_action table (research file §1.2), not produced by the code under test: for each
+-- _transit_action table (torch/profiler/profiler.py, 1.13), not produced by the code under test: for each
 -- step s, subtract skip_first (NONE before it), add wait when skip_first_wait, NONE once
 -- s / (wait + warmup + active) >= repeat > 0, else by s mod n: < wait NONE, < wait + warmup
 -- WARMUP, < n - 1 RECORD, else RECORD_AND_SAVE. Transitions are then read off the table.

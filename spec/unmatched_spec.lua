@@ -1,10 +1,10 @@
--- unmatched_spec.lua — issue 9 item 14: ignore entries and rule types that match no module of the
+-- unmatched_spec.lua — ignore entries and rule types that match no module of the
 -- model are warned about once, with the closest module type or path.
 local env = require "spec.support.env"
 local run = require "spec.support.run"
 local prof = require "prof"
 local models = require "prof.models"
-local unmatched = require "prof.unmatched"
+local unmatched = require "prof.flops_profiler.unmatched"
 
 describe("unmatched ignore entries and rule types", function()
   local real, lines

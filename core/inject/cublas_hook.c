@@ -8,6 +8,10 @@
 
 #define MAX_GEMMS 8
 
+/* cuBLAS's logger callback takes no user data, so the hook keeps the context it was attached
+   with; the context calls the hook, never the other way round. */
+static _Atomic(injM_Ctx *) hooked;
+
 /* The calling thread's parser (made on first use), under the context's key. */
 static injC_Parser *parser_of(injM_Ctx *c) {
   injC_Parser *p = pthread_getspecific(c->cublas_key);
@@ -19,7 +23,7 @@ static injC_Parser *parser_of(injM_Ctx *c) {
 
 /* cuBLAS calls it on the thread of the API call, before the call's kernels are launched. */
 static void on_log(const char *msg) {
-  injM_Ctx *c = injM_peek();
+  injM_Ctx *c = atomic_load_explicit(&hooked, memory_order_acquire);
   if (c == NULL || msg == NULL) return;
   injC_Parser *p = parser_of(c);
   injT_Thread *th = injT_thread(c->tree);
@@ -48,6 +52,7 @@ int injM_attach_cublas(injM_Ctx *c) {
     int (*set_callback)(void (*)(const char *)) =
         (int (*)(void (*)(const char *)))dlsym(h, "cublasSetLoggerCallback");
     /* logging on, to no stream and no file: the callback alone sees it */
+    atomic_store_explicit(&hooked, c, memory_order_release);
     if (configure != NULL && set_callback != NULL && configure(1, 0, 0, NULL) == 0 &&
         set_callback(on_log) == 0)
       c->cublas_attached = 1;

@@ -12,8 +12,8 @@
 #include "inject_main.h"
 
 /*
-** The one static of libprof_inject.so (HELPER_RULES: NVTX and the CUDA driver call the
-** injection with no user pointer, so the context must be found from nothing). Made once, by a
+** The injection's context, a static because NVTX and the CUDA driver call the injection with no
+** user pointer, so the context must be found from nothing. Made once, by a
 ** compare-exchange, and never freed: at exit other threads may still be inside NVTX calls.
 */
 static _Atomic(injM_Ctx *) the_ctx;

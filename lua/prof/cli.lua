@@ -1,9 +1,9 @@
 -- cli.lua — profrun's command line: options, config loading, running the script, exit codes.
 local core = require "prof.core"
 local config = require "prof.config"
-local errors = require "prof.errors"
-local output = require "prof.output"
-local paths = require "prof.paths"
+local errors = require "prof.util.errors"
+local output = require "prof.util.output"
+local paths = require "prof.util.paths"
 
 local M = {}
 
@@ -115,7 +115,7 @@ local function check_cuda_activity(cfg_path)
     if a == "cuda" then wants = true end
   end
   if not wants then return true end
-  local ok, why = require("prof.capture").available()
+  local ok, why = require("prof.profiler.capture").available()
   if ok then return true end
   return nil, string.format('%sprofiler.activities: "cuda" needs the GPU capture: %s',
     cfg_path and cfg_path .. ": " or "", tostring(why))
@@ -151,7 +151,7 @@ local function finish(ok, e, profiler, status)
     local pok, perr = pcall(profiler.stop_global, ok)
     if ok and not pok then ok, e = false, perr end
   end
-  require("prof.progress").finish_all()
+  require("prof.util.progress").finish_all()
   local serr = stdout_error()
   if ok and serr then ok, e = false, "cannot write standard output: " .. tostring(serr) end
   if not ok then
@@ -229,7 +229,7 @@ function M.main(argv)
     io.stdout:write("profrun ", core.VERSION, " (Lua ", _VERSION:match("%d.%d"), ")\n")
     return 0
   end
-  if o.peaks then return require("prof.peaks").cli() end
+  if o.peaks then return require("prof.roofline.peaks").cli() end
   if o.script == nil then
     if o.missing_script then return usage_error("expected SCRIPT.lua after " .. o.config) end
     return usage_error("expected [CONFIG.json] SCRIPT.lua")

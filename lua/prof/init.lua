@@ -1,7 +1,7 @@
 -- init.lua — require "prof": profrun's Lua API, named as DeepSpeed and PyTorch name things.
 local core = require "prof.core"
 local config = require "prof.config"
-local errors = require "prof.errors"
+local errors = require "prof.util.errors"
 local flops_profiler = require "prof.flops_profiler"
 
 local M = {}
@@ -26,10 +26,10 @@ M.tensorboard_trace_handler = profiler.tensorboard_trace_handler
 M.step = profiler.step
 
 -- DeepSpeed's engine: prof.initialize{model=, optimizer=, config=} -> engine, optimizer.
-M.initialize = require("prof.engine").initialize
+M.initialize = require("prof.deepspeed.engine").initialize
 
 -- An unmodified program under libprof_inject.so: prof.launch{"./app", args...} -> its profile.
-M.launch = require("prof.launch").launch
+M.launch = require("prof.profiler.launch").launch
 
 -- The run's configuration (the JSON config profrun was given, or the defaults).
 M.config = config
@@ -43,11 +43,17 @@ M.manual_seed = core.manual_seed
 -- Error handler for xpcall: module context plus traceback.
 M.traceback = errors.traceback
 
--- Submodules load on first use: prof.nn, prof.tensor, prof.models.
+-- Submodules load on first use, by the names the API gives them (prof.nn, prof.peaks.gpu(), ...).
+local SUBMODULES = {
+  nn = "prof.nn", tensor = "prof.tensor", models = "prof.models", optim = "prof.optim",
+  report = "prof.report", roofline = "prof.roofline", peaks = "prof.roofline.peaks",
+}
+
 return setmetatable(M, {
   __index = function(t, k)
-    local ok, sub = pcall(require, "prof." .. k)
-    if not ok then return nil end
+    local name = SUBMODULES[k]
+    if name == nil then return nil end
+    local sub = require(name)
     rawset(t, k, sub)
     return sub
   end,

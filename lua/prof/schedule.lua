@@ -1,6 +1,6 @@
 -- schedule.lua — torch.profiler's schedule: which steps are recorded, and its transition table.
 local core = require "prof.core"
-local paths = require "prof.paths"
+local paths = require "prof.util.paths"
 
 local M = {}
 
@@ -26,7 +26,7 @@ end
 
 --[[
 prof.schedule{wait=, warmup=, active=, ["repeat"]=, skip_first=, skip_first_wait=} -> fn(step)
--> action, torch's schedule() to the letter (research §1.2): skip_first steps first; a non-zero
+-> action, torch's schedule() to the letter (torch/profiler/profiler.py, 1.13): skip_first steps first; a non-zero
 skip_first_wait skips the first cycle's wait; then cycles of wait NONE, warmup WARMUP, active-1
 RECORD and one RECORD_AND_SAVE; after `repeat` cycles (float division, as torch) NONE forever,
 and repeat=0 cycles until the profiler stops.

@@ -1,6 +1,6 @@
 -- scripts/reports/deepspeed.lua: DeepSpeed's Flops Profiler text (print_model_profile), character for character.
 --
--- Deliberate differences from DeepSpeed (see shared/reference/README.md): "params of model" prints
+-- Deliberate differences from DeepSpeed: "params of model" prints
 -- params per GPU * mp_size also standalone; the aggregated section prints every depth including the
 -- innermost, and a module_depth beyond the tree prints what exists; unknown latencies (meta device)
 -- print "n/a" and a zero latency prints "0 FLOPS" instead of dividing by zero; hidden (ignored)

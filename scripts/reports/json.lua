@@ -1,4 +1,4 @@
--- scripts/reports/json.lua: the "profrun.profile/1" JSON document (DESIGN.md "JSON profile"), as core/profile_json.c.
+-- scripts/reports/json.lua: the "profrun.profile/1" JSON document, as core/prof/report/profile_json.c writes it.
 --
 -- Summary keys in this order: schema, device, conventions, world_size, dp_size, mp_size,
 -- batch_size, params, params_model, fwd_macs, fwd_flops, fwd_flops_model, bwd_flops,

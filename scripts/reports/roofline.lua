@@ -44,7 +44,7 @@ function M.peaks(profile, opts)
       machine = profile.peaks_machine }
   end
   -- the device's, in the model's dtype; never measured on meta
-  local p, err = require("prof.device_peaks").for_device(profile.device, profile.dtype)
+  local p, err = require("prof.roofline.device_peaks").for_device(profile.device, profile.dtype)
   if p == nil then error(err, 0) end
   return p
 end

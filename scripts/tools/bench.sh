@@ -26,7 +26,7 @@ awk -v bw="$1" -v bm="$2" -v w="$3" -v m="$4" 'BEGIN {
   printf "profrun GPT-3 175B (meta, seq 2048): %.2f s wall, %.1f MB peak RSS (empty script: %.2f s, %.1f MB)\n",
     w, m / 1024, bw, bm / 1024 }'
 
-# Scale (issue 10): a million modules (blocks of 1,000 ReLUs, meta) with a JSON profile, and a chain of
+# Scale: a million modules (blocks of 1,000 ReLUs, meta) with a JSON profile, and a chain of
 # 1,000 nested Sequentials with DeepSpeed's text report: wall seconds, peak RSS, the JSON's size.
 scale_dir=$(mktemp -d)
 scale_run() {

@@ -7,7 +7,7 @@
 local T = require "prof.tensor"
 local core = require "prof.core"
 local optim = require "prof.optim"
-local peaks = require "prof.peaks"
+local peaks = require "prof.roofline.peaks"
 local models = require "prof.models"
 local bert = require "prof.models.bert"
 

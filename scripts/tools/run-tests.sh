@@ -2,6 +2,7 @@
 # run-tests.sh — every test (C unit tests plain, under ASan+UBSan and TSan; busted plain and on the ASan+UBSan
 # prof.core; the sanitized CLI over the examples, the zoo and the hostile suite; luacheck), then one line
 # "N passed, N failed" summing them all (CI reads it).
+# The include boundaries between core/'s products are one more check (scripts/tools/check-deps.lua).
 # Usage: run-tests.sh TESTS ASAN_TESTS TSAN_TESTS [ASAN_PROFRUN]   (each list space-separated)
 #        run-tests.sh --lua-asan                    (the sanitized busted pass alone: make test-lua-asan)
 # ASAN_PRELOAD (from make) is the compiler's libasan.so.
@@ -68,6 +69,8 @@ else
 0 passed, 1 failed"
 fi
 printf '%s\n' "$out"; add "$out"
+echo "== include boundaries between core/'s products (make check-includes)"
+if out=$(lua5.4 scripts/tools/check-deps.lua --includes 2>&1); then add "1 passed, 0 failed"; else printf '%s\n' "$out"; add "0 passed, 1 failed"; fi
 echo "== luacheck (Lua style and globals)"
 if out=$(luacheck -q lua scripts examples spec 2>&1); then add "1 passed, 0 failed"; else printf '%s\n' "$out"; add "0 passed, 1 failed"; fi
 echo "$total_p passed, $total_f failed"

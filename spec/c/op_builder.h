@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flops_internal.h"
+#include "flops/flops_internal.h"
 #include "prof.h"
 
 #define EXACT PROF_CONV_EXACT

@@ -53,15 +53,15 @@ static void test_module_time_is_nanoseconds(void) {
 /* Without an invariant TSC ticks are the monotonic clock's nanoseconds: the mapping is the
    identity whatever the pair and rate say. */
 static void test_without_tsc_ticks_are_nanoseconds(void) {
-  profC_Clock c = {.tsc = 0, .tick0 = 123, .ns0 = 456, .ns_per_tick = 0.37};
-  T_EQ_INT(profC_ns(&c, 1000), 1000);
-  T_EQ_INT(profC_dur_ns(&c, 1000), 1000);
-  int64_t a = prof_now_ns(), t = profC_ticks(&c), b = prof_now_ns();
+  profH_Clock c = {.tsc = 0, .tick0 = 123, .ns0 = 456, .ns_per_tick = 0.37};
+  T_EQ_INT(profH_ns(&c, 1000), 1000);
+  T_EQ_INT(profH_dur_ns(&c, 1000), 1000);
+  int64_t a = prof_now_ns(), t = profH_ticks(&c), b = prof_now_ns();
   T_CHECK(a <= t && t <= b);
   /* with one: ns0 + (ticks - tick0) * rate, rounded */
-  profC_Clock d = {.tsc = 1, .tick0 = 1000, .ns0 = 5000, .ns_per_tick = 0.5};
-  T_EQ_INT(profC_ns(&d, 3000), 6000);
-  T_EQ_INT(profC_dur_ns(&d, 3001), 1501);
+  profH_Clock d = {.tsc = 1, .tick0 = 1000, .ns0 = 5000, .ns_per_tick = 0.5};
+  T_EQ_INT(profH_ns(&d, 3000), 6000);
+  T_EQ_INT(profH_dur_ns(&d, 3001), 1501);
 }
 
 int main(void) {

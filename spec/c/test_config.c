@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config/config_internal.h"
 #include "prof.h"
 #include "t.h"
 

@@ -6,7 +6,7 @@
 
 #include <cJSON.h>
 
-#include "config_internal.h"
+#include "config/config_internal.h"
 #include "prof.h"
 #include "t.h"
 

@@ -1,7 +1,7 @@
 /* test_trace_frames.c — with_stack locations to lua_function slices: shared outer frames make one slice, slices nest. */
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace/trace_internal.h"
 #include "t.h"
 
 typedef struct Got { int n; char name[16][32]; int64_t begin[16], end[16]; } Got;

@@ -1,5 +1,5 @@
 -- concurrent_spec.lua — several profrun processes writing the same output at once.
--- Issue 10 item 7: temporaries are unique per process, so every run succeeds and the file is one
+-- Temporaries are unique per process, so every run succeeds and the file is one
 -- run's whole report (the last to commit), never a mix, a missing file or a stray temporary.
 local h = require "spec.hostile.harness"
 local run = require "spec.support.run"

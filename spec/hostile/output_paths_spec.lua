@@ -1,6 +1,6 @@
 -- output_paths_spec.lua — hostile output paths: devices, FIFOs, links, directories, long names, full disks.
--- Issue 10 items 1 (a device is never replaced), 8 (a failed run leaves nothing) and 10 (messages
--- name the path and the key, never a temporary). Every case runs build/bin/profrun as a child.
+-- A device is never replaced, a failed run leaves nothing, and messages name the path and the
+-- key, never a temporary. Every case runs build/bin/profrun as a child.
 local h = require "spec.hostile.harness"
 local run = require "spec.support.run"
 
@@ -76,7 +76,7 @@ local function unmount_full_disk(ctx)
 end
 
 local cases = {
-  -- item 1: devices and other files that are not regular are written in place or refused
+  -- devices and other files that are not regular are written in place or refused
   { name = "a character device (a copy of /dev/null) is written into and stays a device",
     setup = device("null"), out = "$OUT/null", code = 0, leaves = { "null" },
     check = function(_, ctx, a) a.is_true(is_char_device(ctx, "null")) end },
@@ -124,7 +124,7 @@ local cases = {
     shell = function(_, cmd) return cmd .. " | cat" end,
     check = function(_, ctx, a) a.equal(0, run.sh("test -L " .. run.quote(ctx.out .. "/stdout")).code) end },
 
-  -- item 10: a path that cannot be a file says which path, which key and why
+  -- a path that cannot be a file says which path, which key and why
   { name = "a directory is refused, naming the key and the path",
     setup = function(ctx) sh("mkdir out/d", ctx) end, out = "$OUT/d", code = 1, leaves = { "d" },
     stderr = { KEY .. ": $OUT/d: is a directory" } },
@@ -189,7 +189,7 @@ local cases = {
     script = REWRITTEN .. 'error("late")\n', out = "$OUT/m/n/x.txt", code = 1,
     stderr = { "late" } },
 
-  -- item 8: a failed run leaves nothing: no file, no temporary, no directory it made
+  -- a failed run leaves nothing: no file, no temporary, no directory it made
   { name = "a script error after the report: no file",
     script = FAIL_AFTER, out = "$OUT/x.txt", code = 1, stderr = { "failing after the report" } },
   { name = "a script error after the report: the directories made for it are removed",

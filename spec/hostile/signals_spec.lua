@@ -1,5 +1,5 @@
 -- signals_spec.lua — signals sent to a child profrun and os.exit in its script: no staged output outlives the run.
--- Issue 10 item 6: a catchable signal after the report is staged removes it (and the directories
+-- A catchable signal after the report is staged removes it (and the directories
 -- made for it) and still ends the process by that signal; SIGKILL's leftover is removed by the
 -- next run; os.exit(0) commits the outputs like a normal end, any other status drops them.
 local h = require "spec.hostile.harness"

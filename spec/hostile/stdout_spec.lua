@@ -1,5 +1,5 @@
 -- stdout_spec.lua — standard output that cannot be written (a full device, a closed descriptor).
--- Issue 10 item 9: `profrun … > /dev/full` must exit non-zero with a message, and a run whose
+-- `profrun … > /dev/full` must exit non-zero with a message, and a run whose
 -- stdout failed commits none of its output files.
 local h = require "spec.hostile.harness"
 

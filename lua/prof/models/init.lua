@@ -37,7 +37,7 @@ local function family_of(name)
     -- a command that works as written: the script being run when it is the zoo's front end
     local script = type(arg) == "table" and type(arg[0]) == "string"
       and arg[0]:match("model_profile%.lua$") and arg[0] or "examples/model_profile.lua"
-    local near = type(name) == "string" and require("prof.closest").closest(name, M.list())
+    local near = type(name) == "string" and require("prof.util.closest").closest(name, M.list())
     error(string.format("unknown model '%s'%s (`profrun %s --list` lists them)", tostring(name),
       near and string.format("; did you mean '%s'?", near) or "", script), 3)
   end

@@ -109,7 +109,7 @@ function M.factory(a)
   return { dtype = a.dtype, device = a.device }
 end
 
-local float_repr = require("prof.pyrepr").float
+local float_repr = require("prof.util.pyrepr").float
 
 -- Values formatted as Python's str.format prints them: (5, 5), (3,), True, None, 1e-05.
 -- Floats follow Python's repr (10.0 -> "10.0", 1e-05 -> "1e-05").

@@ -144,7 +144,7 @@ end
 -- A child whose forward returns nothing would be blamed on the next one (its input is nil): the
 -- child that returned nil is named instead.
 local function returned_nil(self, child, next_child)
-  local errors = require "prof.errors"   -- lazy: prof.errors needs the nn classes loaded
+  local errors = require "prof.util.errors"   -- lazy: prof.errors needs the nn classes loaded
   local function name(m)
     local p = errors.module_path(m)
     return p == "" and "the model (" .. m.__name .. ")" or string.format("'%s' (%s)", p, m.__name)

@@ -3,7 +3,7 @@
 -- Values: nil or M.null -> null; booleans; numbers (integers, and integral floats below 2^63, print
 -- as integers; other floats as %.17g, enough to round-trip; NaN and infinities -> null); strings
 -- (escaped per RFC 8259: \" \\ \n \r \t, other control characters as \u00xx, bytes >= 0x20 as is,
--- like core/json_writer.c); M.object(keys, values) -> an object whose keys print in the order given
+-- like core/prof/json_writer.c); M.object(keys, values) -> an object whose keys print in the order given
 -- (a key whose value is nil prints null); a plain table -> an array of t[1..n] (n = t.n or #t);
 -- a plain table with string keys only -> an object with its keys sorted.
 local M = {}

@@ -7,7 +7,7 @@
 -- correlation), else to the innermost range around it: that is the event's self memory, and its
 -- total is self plus its children's totals, so the columns add up down the tree.
 --
--- Device activity (kernels, copies, memsets from the capture, CONTRACT.md) is torch 1.13's: each
+-- Device activity (kernels, copies, memsets from the capture) is torch 1.13's: each
 -- device event is its own row (CPU columns 0, count = launches) and adds its duration to the op
 -- whose correlation id launched it (else to the range it was launched in, as torch's external
 -- correlation covers record_function too): that op's self CUDA time; its CUDA total adds its
@@ -371,8 +371,8 @@ function EventList:table(o)
       widths[#headers] = 12
     end
   end
-  -- torch 1.13 puts the source header before FLOPs but its value after (research §1.6): here
-  -- both come last, in the same place
+  -- torch 1.13 puts the source header before FLOPs but its value after (profiler_util.py's
+  -- _build_table): here both come last, in the same place
   if has_stack then
     headers[#headers + 1] = "Source Location"
     widths[#headers] = src_w

@@ -27,7 +27,7 @@ function M.g(x)
 end
 
 -- Python's str(float): see prof.pyrepr.
-M.float_repr = require("prof.pyrepr").float
+M.float_repr = require("prof.util.pyrepr").float
 
 -- The shortest "%.<p>g" text that reads back to the same double (for tables meant to be read).
 function M.shortest(x)

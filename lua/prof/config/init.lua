@@ -1,0 +1,133 @@
+-- prof.config — the run's configuration and the precedence of settings.
+-- Precedence: built-in defaults < config file < arguments written in the script < --set/--device.
+local core = require "prof.core"
+local config_check = require "prof.config.check"
+local ds_optimizer = require "prof.deepspeed.optimizer"
+local notes = require "prof.util.notes"
+
+local M = {}
+
+local current, forced
+
+local function install(cfg)
+  current = cfg
+  forced = {}
+  for _, k in ipairs(cfg.forced_keys or {}) do forced[k] = true end
+end
+
+-- The last of overrides ("a.b=v") that set path or a key around or inside it: the value came
+-- from there (the C loader blames overrides the same way).
+local function override_for(overrides, path)
+  for i = #overrides, 1, -1 do
+    local key = overrides[i]:match("^([^=]*)=")
+    if key then
+      local n = math.min(#key, #path)
+      local after = #key > #path and key:sub(n + 1, n + 1) or path:sub(n + 1, n + 1)
+      if key:sub(1, n) == path:sub(1, n) and (#key == #path or after == "." or after == "[") then
+        return overrides[i]
+      end
+    end
+  end
+end
+
+--[[
+Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
+DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
+DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua; scheduler, fp16,
+bf16, gradient_clipping: lua/prof/ds_training.lua's check), then what needs
+the runtime or the file system (lua/prof/config_check.lua: device, format, script paths), with the
+same message form as the loader's. Returns the table, or nil, message, "io"|"config".
+]]
+function M.load(path, overrides)
+  overrides = overrides or {}
+  local cfg, msg, kind = core.load_config(path, overrides)
+  if cfg == nil then return nil, msg, kind end
+  if cfg.optimizer ~= nil then
+    local checked, key, err = ds_optimizer.check(cfg.optimizer)
+    if checked == nil then
+      local ov = override_for(overrides, key)
+      return nil, (ov and "--set " .. ov or path or "config") .. ": " .. err, "config"
+    end
+    cfg.optimizer = checked
+  end
+  -- the training sections the engine applies (lazy: prof.ds_training reads the active config)
+  local trained, tkey, terr = require("prof.deepspeed.training").check(cfg)
+  if trained == nil then
+    local ov = override_for(overrides, tkey)
+    return nil, (ov and "--set " .. ov or path or "config") .. ": " .. terr, "config"
+  end
+  local ok, err = config_check.check(cfg, path, function(key) return override_for(overrides, key) end)
+  if not ok then return nil, err, "config" end
+  return cfg
+end
+
+-- The note for the core's keys given as "auto" (the C loader kept their defaults and listed
+-- them); DeepSpeed's own sections note theirs where the engine applies them.
+local function note_auto(keys)
+  if keys == nil or #keys == 0 then return end
+  notes.once("auto:schema", string.format('%s %s "auto" (Hugging Face\'s placeholder): %s the '
+    .. "default (profrun --help-config lists it)", table.concat(keys, ", "),
+    #keys == 1 and "is" or "are", #keys == 1 and "it keeps" or "each keeps"))
+end
+
+-- Installs a config table from M.load (profrun does this before the script runs); its device
+-- becomes the default device (meta when it names none). Keys given as "auto" are noted once.
+function M.set(cfg)
+  install(cfg)
+  note_auto(cfg.auto_keys)
+  core.set_default_device(cfg.device or "meta")
+  core.set_forced_device(forced.device and cfg.device or nil)
+  core.gpu_set_tf32(cfg.device_options ~= nil and cfg.device_options.tf32 == true)
+end
+
+-- The active config; without profrun, the defaults a config file would have (the runtime's
+-- default device is left as the script set it).
+function M.get()
+  if current == nil then install(assert(core.load_config(nil, {}))) end
+  return current
+end
+
+-- The config's value at a dotted path ("flops_profiler.top_modules"), or nil.
+function M.value(path)
+  local v = M.get()
+  for part in path:gmatch("[^.]+") do
+    if type(v) ~= "table" then return nil end
+    v = v[part]
+  end
+  return v
+end
+
+function M.is_forced(path)
+  M.get()
+  return forced[path] == true
+end
+
+-- The setting to use for path, given what the script passed and the API's own default.
+function M.pick(path, script_value, builtin)
+  M.get()
+  local v
+  if forced[path] then
+    v = M.value(path)
+  elseif script_value ~= nil then
+    v = script_value
+  else
+    v = M.value(path)
+  end
+  if v == nil then return builtin end
+  return v
+end
+
+-- README.md's configuration table, made from the schema (scripts/tools/config-table.lua prints it;
+-- spec/config_spec.lua checks README.md against it).
+function M.markdown_table()
+  local lines = { "| key | type | default | meaning |", "|---|---|---|---|" }
+  for _, k in ipairs(core.config_keys()) do
+    if k.type ~= "object" then
+      lines[#lines + 1] = string.format("| `%s` | %s | `%s` | %s |", k.path,
+        (k.type:gsub("|", "\\|")), k.default, (k.doc:gsub("|", "\\|")))
+    end
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+return M
