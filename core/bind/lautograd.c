@@ -41,8 +41,11 @@ static const char *host_view(lua_State *L, const pr_Tensor *t, int64_t *base) {
   }
   size_t es = (size_t)prof_dtype_size(t->dtype), n = hi >= lo ? (size_t)(hi - lo + 1) * es : 0;
   char *host = lua_newuserdatauv(L, n ? n : 1, 0);
-  if (n > 0 && t->be->to_host(t->be, host, (const char *)t->storage->data + (size_t)lo * es, n) != 0)
-    luaL_error(L, "could not copy values from %s", t->be->name);
+  pr_Runtime *rt = lbind_rt(L);
+  if (n > 0 && t->be->to_host(t->be, rt, host, (const char *)t->storage->data + (size_t)lo * es, n) != 0) {
+    pr_error_wrap(rt, "could not copy values from %s", t->be->name);
+    lbind_rt_error(L);
+  }
   *base = lo;
   return host;
 }
@@ -118,8 +121,10 @@ static int fill_with(lua_State *L, int kind) {
                                          : a + b * pr_rand_normal(rt);
     p[i] = (float)v;
   }
-  if (t->be->from_host(t->be, pr_f32(t), p, sizeof(float) * (size_t)n) != 0)
-    return luaL_error(L, "fill: could not copy values to %s", t->be->name);
+  if (t->be->from_host(t->be, rt, pr_f32(t), p, sizeof(float) * (size_t)n) != 0) {
+    pr_error_wrap(rt, "fill: could not copy values to %s", t->be->name);
+    return lbind_rt_error(L);
+  }
   lua_settop(L, 1);
   return 1;
 }
@@ -140,21 +145,25 @@ static int t_copy(lua_State *L) {
   need_values(L, src, "copy_");
   if (t->dtype != PROF_F32 || src->dtype != PROF_F32 || !pr_is_contiguous(t))
     return luaL_error(L, "copy_: needs contiguous float32 tensors");
-  pr_Tensor *c = pr_contiguous_data(lbind_rt(L), src);
+  pr_Runtime *rt = lbind_rt(L);
+  pr_Tensor *c = pr_contiguous_data(rt, src);
   if (c == NULL) return lbind_rt_error(L);
   size_t n = sizeof(float) * (size_t)pr_numel(t);
   int rc = 0;
+  rt->err[0] = '\0';          /* a failed copy leaves its reason here; malloc leaves none */
   if (c->be == t->be) {
-    rc = t->be->copy(t->be, pr_f32(t), pr_f32(c), n);
+    rc = t->be->copy(t->be, rt, pr_f32(t), pr_f32(c), n);
   } else {                     /* between devices: through the host */
     void *host = malloc(n ? n : 1);
-    rc = host == NULL || c->be->to_host(c->be, host, pr_f32(c), n) != 0 ||
-         t->be->from_host(t->be, pr_f32(t), host, n) != 0;
+    rc = host == NULL || c->be->to_host(c->be, rt, host, pr_f32(c), n) != 0 ||
+         t->be->from_host(t->be, rt, pr_f32(t), host, n) != 0;
     free(host);
   }
   pr_tensor_release(c);
-  if (rc != 0) return luaL_error(L, "copy_: could not copy values from %s to %s", src->be->name,
-                                 t->be->name);
+  if (rc != 0) {
+    pr_error_wrap(rt, "copy_: could not copy values from %s to %s", src->be->name, t->be->name);
+    return lbind_rt_error(L);
+  }
   return 1;
 }
 
@@ -175,9 +184,10 @@ static int l_from_bytes(lua_State *L) {
     pr_tensor_release(t);
     return luaL_error(L, "from_bytes: %d bytes given, the shape needs %d", (int)len, (int)want);
   }
-  if (t->be->from_host(t->be, t->storage->data, data, len) != 0) {
+  if (t->be->from_host(t->be, rt, t->storage->data, data, len) != 0) {
+    pr_error_wrap(rt, "from_bytes: could not copy values to %s", t->be->name);
     pr_tensor_release(t);
-    return luaL_error(L, "from_bytes: could not copy values to %s", t->be->name);
+    return lbind_rt_error(L);
   }
   return lbind_push_tensor(L, t);
 }
@@ -202,8 +212,10 @@ static int random_tensor(lua_State *L, int normal) {
     float *p = lua_newuserdatauv(L, sizeof(float) * (size_t)(n ? n : 1), 0);
     for (int64_t i = 0; i < n; i++)
       p[i] = (float)(normal ? pr_rand_normal(&ctx->rt) : pr_rand_uniform(&ctx->rt));
-    if (t->be->from_host(t->be, pr_f32(t), p, sizeof(float) * (size_t)n) != 0)
-      return luaL_error(L, "randn: could not copy values to %s", t->be->name);
+    if (t->be->from_host(t->be, &ctx->rt, pr_f32(t), p, sizeof(float) * (size_t)n) != 0) {
+      pr_error_wrap(&ctx->rt, "randn: could not copy values to %s", t->be->name);
+      return lbind_rt_error(L);
+    }
     lua_pop(L, 1);
   }
   return 1;

@@ -8,6 +8,7 @@
 ** (pr_device_register); no op, autograd or binding file names a device.
 */
 typedef struct pr_Kernels pr_Kernels;
+struct pr_Runtime;                        /* runtime.h: where a failing copy leaves its message */
 typedef struct pr_SgdArgs pr_SgdArgs;     /* the sgd and adam kernels' arguments (ops.h) */
 typedef struct pr_AdamArgs pr_AdamArgs;
 
@@ -21,12 +22,15 @@ typedef struct pr_Backend {
      (All of these and k are NULL on an unavailable backend, which no tensor reaches.) */
   void *(*alloc)(const struct pr_Backend *be, size_t nbytes);
   void (*free)(const struct pr_Backend *be, void *p, size_t nbytes);
-  /* Copies of n bytes: device to host, host to device, device to device. 0 or PR_ERR. */
-  int (*to_host)(const struct pr_Backend *be, void *host, const void *dev, size_t n);
-  int (*from_host)(const struct pr_Backend *be, void *dev, const void *host, size_t n);
-  int (*copy)(const struct pr_Backend *be, void *dst, const void *src, size_t n);
-  /* Sets n bytes at dev to zero. 0 or PR_ERR. */
-  int (*zero)(const struct pr_Backend *be, void *dev, size_t n);
+  /* Copies of n bytes: device to host, host to device, device to device; and n bytes at dev set
+     to zero. 0, or PR_ERR with rt's message saying why (the kernels' one way to fail). */
+  int (*to_host)(const struct pr_Backend *be, struct pr_Runtime *rt, void *host, const void *dev,
+                 size_t n);
+  int (*from_host)(const struct pr_Backend *be, struct pr_Runtime *rt, void *dev, const void *host,
+                   size_t n);
+  int (*copy)(const struct pr_Backend *be, struct pr_Runtime *rt, void *dst, const void *src,
+              size_t n);
+  int (*zero)(const struct pr_Backend *be, struct pr_Runtime *rt, void *dev, size_t n);
   const pr_Kernels *k;         /* the kernels (kernels.h); NULL only where unavailable is set */
 } pr_Backend;
 

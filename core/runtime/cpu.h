@@ -43,7 +43,7 @@ int pr_cpu_copy_into(pr_Runtime *rt, pr_Tensor *dst, const pr_Tensor *src);
    the contiguous out. */
 int pr_cpu_join(pr_Runtime *rt, int n, const pr_Tensor *const *xs, int d, int stacked,
                 pr_Tensor *out);
-void pr_cpu_triangle(pr_Tensor *out, int64_t diagonal, int upper);
+int pr_cpu_triangle(pr_Runtime *rt, pr_Tensor *out, int64_t diagonal, int upper);
 
 /* out = x · mask, mask (contiguous, x's shape) drawn first: 0 or 1/(1 − p) (cpu_binary.c). */
 int pr_cpu_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_Tensor *mask, pr_Tensor *out);
@@ -53,10 +53,10 @@ int pr_cpu_cast(pr_Runtime *rt, const pr_Tensor *src, pr_Tensor *dst);
 
 /* The optimizers' updates of n contiguous float32 elements (cpu_optim.c): SGD with its momentum
    buffer (NULL: none; fresh: the first step), Adam/AdamW with m, v and vmax (NULL: no amsgrad). */
-void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
-                const pr_SgdArgs *a);
-void pr_cpu_adam(float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,
-                 int64_t step, const pr_AdamArgs *a);
+int pr_cpu_sgd(pr_Runtime *rt, float *p, const float *grad, float *buf, int64_t n, int fresh,
+               const pr_SgdArgs *a);
+int pr_cpu_adam(pr_Runtime *rt, float *p, const float *grad, float *m, float *v, float *vmax,
+                int64_t n, int64_t step, const pr_AdamArgs *a);
 
 /* {========= cpu kernels of the nn ops (cpu_norm.c, cpu_loss.c, cpu_attn.c, cpu_rnn.c) ========} */
 
@@ -100,13 +100,13 @@ int pr_cpu_class_targets_check(pr_Runtime *rt, const char *name, const pr_Tensor
 /* out: one value per row (reduction none) or one; logp (cross_entropy; NULL for nll_loss) gets
    the log-softmax; *divisor what mean divides the nll term by. t: class indices (N·S, int64) or
    probabilities (p->soft); every tensor contiguous. */
-void pr_cpu_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
-                       const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor);
+int pr_cpu_class_loss(pr_Runtime *rt, const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                      const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor);
 /* gx (input-shaped) and, for probabilities, gt (NULL: not wanted) from g (N·S values for none,
    else one) and the forward's logp and divisor. */
-void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp, const pr_Tensor *t,
-                                const pr_Tensor *w, const pr_Tensor *g, double divisor,
-                                pr_Tensor *gx, pr_Tensor *gt);
+int pr_cpu_class_loss_backward(pr_Runtime *rt, const pr_ClassLoss *p, const pr_Tensor *logp,
+                               const pr_Tensor *t, const pr_Tensor *w, const pr_Tensor *g,
+                               double divisor, pr_Tensor *gx, pr_Tensor *gt);
 
 /* mse_loss over d's (the broadcast) shape: d = x − t, out = (x − t)² per element (reduction none)
    or their sum or mean, summed in double; the backward gd = 2·d·g (·1/n for mean; g one value
@@ -119,13 +119,13 @@ int pr_cpu_mse_backward(pr_Runtime *rt, const pr_Tensor *d, const pr_Tensor *g, 
 /* Attention scores [..., L, S] (contiguous, scaled) to probabilities in place: mask (a view
    expanded to the scores' shape, bool keep or additive float; NULL: none), is_causal, softmax;
    dropout_p > 0 writes the dropped and rescaled probabilities into A (cpu_attn.c). */
-void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
-                         double dropout_p, pr_Tensor *A);
+int pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
+                        double dropout_p, pr_Tensor *A);
 /* The scores' gradient gS [rows, S] from the probabilities P, the dropped A (NULL: no dropout)
    and their gradient gA (all contiguous, of one dtype). */
-void pr_cpu_attn_softmax_backward(const pr_Tensor *P, const pr_Tensor *A, const pr_Tensor *gA,
-                                  int64_t rows, int64_t S, double dropout_p, double scale,
-                                  pr_Tensor *gS);
+int pr_cpu_attn_softmax_backward(pr_Runtime *rt, const pr_Tensor *P, const pr_Tensor *A,
+                                 const pr_Tensor *gA, int64_t rows, int64_t S, double dropout_p,
+                                 double scale, pr_Tensor *gS);
 
 /* x [T, N, I] time-major; h0, c0 [L·D, N, H] or NULL (zeros); fills ws (the last layer's output
    [T, N, D·H] at pr_rnn_output(ws)), hn and cn (NULL: not wanted). With dropout the masks

@@ -78,11 +78,12 @@ static pr_Tensor *fill(pr_Runtime *rt, pr_Tensor *t, const double *fvals, const 
     int64_t v = step != 0 ? to_i64(f) : ivals != NULL ? ivals[k] : to_i64(fvals[k]);
     store(host, t->dtype, i, f, v);
   }
-  int rc = t->be->from_host(t->be, t->storage->data, host, nbytes);
+  int rc = t->be->from_host(t->be, rt, t->storage->data, host, nbytes);
   free(host);
   if (rc != 0) {
+    pr_error_wrap(rt, "could not copy values to %s", t->be->name);
     pr_tensor_release(t);
-    return pr_fail(rt, "could not copy values to %s", t->be->name);
+    return NULL;
   }
   return t;
 }

@@ -97,7 +97,7 @@ static pr_Tensor *class_result(pr_Runtime *rt, prof_Op *op, pr_Tensor *out, cons
   if (cpu) {
     int64_t numel = pr_numel(x);
     if (!p->nll && (logp = pr_tensor_new(rt, 1, &numel, PROF_F32, out->device)) == NULL) goto fail;
-    PR_K(out)->class_loss(p, xc, tc, wc, logp, out, &divisor);
+    if (PR_K(out)->class_loss(rt, p, xc, tc, wc, logp, out, &divisor) != 0) goto fail;
   }
   open = 0;
   if ((out = pr_op_end(rt, op, out, 0)) == NULL) goto fail;

@@ -41,11 +41,12 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   pr_Tensor *gx = gin[0] ? pr_tensor_retain(gin[0])
                          : pr_tensor_new(rt, 1, &numel, gin[1] ? gin[1]->dtype : PROF_F32,
                                          t->device);
-  if (gx != NULL)
-    PR_K(t)->class_loss_backward(&p, p.nll ? NULL : logp, t, w, gc, n->args.f[1], gx, gin[1]);
+  int rc = gx == NULL ? PR_ERR
+                      : PR_K(t)->class_loss_backward(rt, &p, p.nll ? NULL : logp, t, w, gc,
+                                                     n->args.f[1], gx, gin[1]);
   pr_tensor_release(gc);
   pr_tensor_release(gx);
-  return pr_op_close(rt, &work, gx != NULL ? 0 : PR_ERR);
+  return pr_op_close(rt, &work, rc);
 }
 
 /* d (x − t, broadcast) · 2·g (·1/n for mean), then each operand's share summed to its shape. */

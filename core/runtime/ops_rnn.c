@@ -30,7 +30,7 @@ static pr_Tensor *flat_weights(pr_Runtime *rt, int nw, const pr_Tensor *const *w
     if (!pr_holds_values(W)) continue;
     pr_Tensor *c = pr_contiguous_data(rt, w[k]);
     if (c == NULL) goto fail;
-    int rc = W->be->copy(W->be, pr_f32(W) + off[k], pr_f32(c), sizeof(float) * (size_t)pr_numel(c));
+    int rc = W->be->copy(W->be, rt, pr_f32(W) + off[k], pr_f32(c), sizeof(float) * (size_t)pr_numel(c));
     pr_tensor_release(c);
     if (rc != 0) goto fail;
   }

@@ -13,7 +13,7 @@ int pr_rnn_unpack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
   if (!pr_holds_values(R)) return 0;
   pr_Tensor *gc = pr_contiguous_data(rt, g);
   if (gc == NULL) return PR_ERR;
-  int rc = R->be->copy(R->be, pr_f32(gin[0]) + n->args.i[0], pr_f32(gc),
+  int rc = R->be->copy(R->be, rt, pr_f32(gin[0]) + n->args.i[0], pr_f32(gc),
                        sizeof(float) * (size_t)pr_numel(gc));
   pr_tensor_release(gc);
   return rc;
@@ -30,7 +30,7 @@ int pr_rnn_pack_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
     gin[i] = pr_tensor_new(rt, w->ndim, w->shape, pr_grad_dtype(w), w->device);
     if (gin[i] == NULL) rc = PR_ERR;
     else if (pr_holds_values(w))
-      rc = w->be->copy(w->be, pr_f32(gin[i]), pr_f32(gc) + n->args.i[i],
+      rc = w->be->copy(w->be, rt, pr_f32(gin[i]), pr_f32(gc) + n->args.i[i],
                        sizeof(float) * (size_t)pr_numel(w));
   }
   if (rc == 0 && n->inputs[3] != NULL) {

@@ -102,7 +102,7 @@ pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, x->shape, x->dtype, x->device);
   if (out == NULL) return NULL;
   int rc = 0;
-  if ((rc = PR_K(out)->copy_into(rt, out, x)) == 0) PR_K(out)->triangle(out, diagonal, upper);
+  if ((rc = PR_K(out)->copy_into(rt, out, x)) == 0) rc = PR_K(out)->triangle(rt, out, diagonal, upper);
   if ((out = pr_op_end(rt, &op, out, rc)) == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
   pr_Node *n = pr_node_attach(rt, out, PR_BW_TRIANGLE, name, 1, &x);

@@ -146,7 +146,7 @@ static int sdpa_cpu(pr_Runtime *rt, const pr_Tensor *q, const pr_Tensor *k, cons
   if (a->attn_mask != NULL && (me = pr_expand(&quiet, a->attn_mask, nb + 2, sshape)) == NULL)
     goto end;
   if (PR_K(Ps)->batched_mm(rt, qv, kt, Ps, (float)scale, 0.0f) != 0) goto end;
-  PR_K(P)->attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? As : NULL);
+  if (PR_K(P)->attn_softmax(rt, P, me, a->is_causal, a->dropout_p, drop ? As : NULL) != 0) goto end;
   rc = PR_K(os)->batched_mm(rt, As, vv, os, 1.0f, 0.0f);
 end:
   if (rc != 0 && quiet.err[0] != '\0' && rt->err[0] == '\0') pr_error(rt, "%s", quiet.err);

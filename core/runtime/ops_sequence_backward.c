@@ -59,10 +59,11 @@ int pr_sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
   if (pr_work_begin(rt, &work, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
                      esize * numel * (2 + drop), esize * numel) != 0)
     goto end;
+  int krc = 0;
   if (pr_holds_values(gS))
-    PR_K(gS)->attn_softmax_backward(P, drop ? A : NULL, gA, S > 0 ? numel / S : 0, S, p, scale,
-                                    gS);
-  pr_op_close(rt, &work, 0);
+    krc = PR_K(gS)->attn_softmax_backward(rt, P, drop ? A : NULL, gA, S > 0 ? numel / S : 0, S, p,
+                                          scale, gS);
+  if (pr_op_close(rt, &work, krc) != 0) goto end;
   if (n->inputs[0] != NULL) {
     /* the query's gradient back to [batch..., L, E] (heads joined), then to q's own dims */
     int64_t qshape[PR_MAX_DIMS];

@@ -45,15 +45,15 @@ static int cross_device(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
   if (hx == NULL) goto end;
   size_t es = (size_t)prof_dtype_size(x->dtype);
   const char *src = (const char *)xc->storage->data + es * (size_t)xc->offset;
-  if (xc->be->to_host(xc->be, hx->storage->data, src, hx->storage->nbytes) != 0) {
-    pr_error(rt, "to: could not copy values from %s", x->be->name);
+  if (xc->be->to_host(xc->be, rt, hx->storage->data, src, hx->storage->nbytes) != 0) {
+    pr_error_wrap(rt, "to: could not copy values from %s", x->be->name);
     goto end;
   }
   hc = c->dtype == x->dtype ? pr_tensor_retain(hx)
                             : pr_tensor_new(rt, c->ndim, c->shape, c->dtype, rt->host_device);
   if (hc == NULL || (hc != hx && PR_K(hc)->cast(rt, hx, hc) != 0)) goto end;
-  if (c->be->from_host(c->be, c->storage->data, hc->storage->data, c->storage->nbytes) != 0) {
-    pr_error(rt, "to: could not copy values to %s", c->be->name);
+  if (c->be->from_host(c->be, rt, c->storage->data, hc->storage->data, c->storage->nbytes) != 0) {
+    pr_error_wrap(rt, "to: could not copy values to %s", c->be->name);
     goto end;
   }
   rc = 0;

@@ -105,9 +105,11 @@ int pr_sgd_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_SgdAr
     if (s->grad == NULL || !pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
     if (g == NULL) return pr_op_close(rt, &op, PR_ERR);
-    PR_K(s->param)->sgd(pr_f32(s->param), pr_f32(g), momentum ? pr_f32(s->state[0]) : NULL,
-                        pr_numel(s->param), momentum && s->step == 1, a);
+    int rc = PR_K(s->param)->sgd(rt, pr_f32(s->param), pr_f32(g),
+                                 momentum ? pr_f32(s->state[0]) : NULL, pr_numel(s->param),
+                                 momentum && s->step == 1, a);
     pr_tensor_release(g);
+    if (rc != 0) return pr_op_close(rt, &op, rc);
   }
   return pr_op_close(rt, &op, 0);
 }
@@ -140,9 +142,11 @@ int pr_adam_step(pr_Runtime *rt, int n, const pr_OptimSlot *slots, const pr_Adam
     if (s->grad == NULL || !pr_holds_values(s->param)) continue;
     pr_Tensor *g = pr_contiguous_data(rt, s->grad);
     if (g == NULL) return pr_op_close(rt, &op, PR_ERR);
-    PR_K(s->param)->adam(pr_f32(s->param), pr_f32(g), pr_f32(s->state[0]), pr_f32(s->state[1]),
-                         a->amsgrad ? pr_f32(s->state[2]) : NULL, pr_numel(s->param), s->step, a);
+    int rc = PR_K(s->param)->adam(rt, pr_f32(s->param), pr_f32(g), pr_f32(s->state[0]),
+                                  pr_f32(s->state[1]), a->amsgrad ? pr_f32(s->state[2]) : NULL,
+                                  pr_numel(s->param), s->step, a);
     pr_tensor_release(g);
+    if (rc != 0) return pr_op_close(rt, &op, rc);
   }
   return pr_op_close(rt, &op, 0);
 }

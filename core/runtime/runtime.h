@@ -90,6 +90,10 @@ int pr_error(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf,
 /* Sets rt->err and returns NULL, for ops that return tensors. */
 pr_Tensor *pr_fail(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Puts the caller's context before what a backend call that failed left in rt->err ("to: could
+   not copy values to cuda: a copy from the host on cuda: ..."). Returns PR_ERR. */
+int pr_error_wrap(pr_Runtime *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* {====================== the device registry (device.c) ======================} */
 
 /*

@@ -7,7 +7,7 @@
 /* {====================== the counting backend ======================} */
 
 enum {
-#define KERNEL_ID(ret, name, params, args) K_##name,
+#define KERNEL_ID(name, params, args) K_##name,
   PR_KERNEL_LIST(KERNEL_ID)
 #undef KERNEL_ID
   K_COUNT
@@ -24,12 +24,10 @@ typedef struct Counting {
    one test at a time sets it. */
 static Counting *counting;
 
-#define RET_int return
-#define RET_void
-#define WRAP(ret, name, params, args)                                                          \
-  static ret count_##name params {                                                             \
+#define WRAP(name, params, args)                                                               \
+  static int count_##name params {                                                             \
     counting->calls[K_##name]++;                                                               \
-    RET_##ret pr_backend_cpu()->k->name args;                                                  \
+    return pr_backend_cpu()->k->name args;                                                     \
   }
 PR_KERNEL_LIST(WRAP)
 #undef WRAP
@@ -57,7 +55,7 @@ static void counting_init(Counting *c) {
   c->be.ud = c;
   c->be.alloc = count_alloc;
   c->be.free = count_free;
-#define ENTRY(ret, name, params, args) c->k.name = count_##name;
+#define ENTRY(name, params, args) c->k.name = count_##name;
   PR_KERNEL_LIST(ENTRY)
 #undef ENTRY
   c->be.k = &c->k;
@@ -413,6 +411,76 @@ static void test_fused_backward_names_outlive_the_op(void) {
   prof_close(S);
 }
 
+/* {====================== a failing kernel ======================} */
+
+/* Kernels that fail as a device would (a launch error, a dtype it lacks): each says why. */
+static int fail_triangle(pr_Runtime *rt, pr_Tensor *out, int64_t diagonal, int upper) {
+  (void)out, (void)diagonal, (void)upper;
+  return pr_error(rt, "triangle kernel failed");
+}
+
+static int fail_sgd(pr_Runtime *rt, float *p, const float *grad, float *buf, int64_t n, int fresh,
+                    const pr_SgdArgs *a) {
+  (void)p, (void)grad, (void)buf, (void)n, (void)fresh, (void)a;
+  return pr_error(rt, "sgd kernel failed");
+}
+
+static int fail_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
+                             double dropout_p, pr_Tensor *A) {
+  (void)scores, (void)mask, (void)causal, (void)dropout_p, (void)A;
+  return pr_error(rt, "softmax kernel failed");
+}
+
+static int fail_from_host(const pr_Backend *be, pr_Runtime *rt, void *dev, const void *host,
+                          size_t n) {
+  (void)be, (void)dev, (void)host, (void)n;
+  return pr_error(rt, "a copy from the host on counting: device lost");
+}
+
+/* Every kernel returns its failure: the op that ran it fails at once, with the kernel's message
+   (a kernel could once fail silently, its message kept for whichever op checked next). */
+static void test_failing_kernels_fail_their_op(void) {
+  pr_Runtime rt;
+  pr_runtime_init(&rt);
+  Counting c;
+  counting_init(&c);
+  c.k.triangle = fail_triangle;
+  c.k.sgd = fail_sgd;
+  c.k.attn_softmax = fail_attn_softmax;
+  int dev = pr_device_register(&rt, &c.be);
+  T_CHECK(dev > 0);
+  int64_t sq[2] = {3, 3};
+  pr_Tensor *x = values(&rt, 2, sq, dev, 0.3, 0);
+  T_CHECK(x != NULL);
+  rt.err[0] = '\0';
+  T_CHECK(pr_triangle(&rt, x, 0, 1) == NULL);
+  T_EQ_STR(rt.err, "triangle kernel failed");
+
+  pr_Tensor *g = values(&rt, 2, sq, dev, 0.9, 0);
+  pr_OptimSlot slot = {.param = x, .grad = g, .step = 1};
+  pr_SgdArgs sgd = {.lr = 0.1};
+  rt.err[0] = '\0';
+  T_EQ_INT(pr_sgd_step(&rt, 1, &slot, &sgd), PR_ERR);
+  T_EQ_STR(rt.err, "sgd kernel failed");
+
+  int64_t qs[3] = {1, 2, 4};
+  pr_Tensor *q = values(&rt, 3, qs, dev, 1.1, 0);
+  pr_SdpaArgs sd = {.scale = NAN};
+  rt.err[0] = '\0';
+  T_CHECK(pr_sdpa(&rt, q, q, q, &sd) == NULL);
+  T_EQ_STR(rt.err, "softmax kernel failed");
+  /* a failed copy: the op says what it was doing, then the backend's reason */
+  c.be.from_host = fail_from_host;
+  rt.err[0] = '\0';
+  T_CHECK(values(&rt, 2, sq, dev, 0.5, 0) == NULL);
+  T_EQ_STR(rt.err, "could not copy values to counting: a copy from the host on counting: device lost");
+  /* every tensor the failed ops made is freed */
+  pr_tensor_release(q);
+  pr_tensor_release(g);
+  pr_tensor_release(x);
+  T_EQ_INT(c.allocs, c.frees);
+}
+
 int main(void) {
   T_RUN(test_mlp_counting);
   T_RUN(test_conv_counting);
@@ -420,5 +488,6 @@ int main(void) {
   T_RUN(test_op_event_bytes);
   T_RUN(test_fused_backward_names_outlive_the_op);
   T_RUN(test_registry);
+  T_RUN(test_failing_kernels_fail_their_op);
   return T_DONE();
 }

@@ -132,6 +132,18 @@ typedef struct profK_Source {
 
 PROF_INTERNAL const profK_Source profK_null_source, profK_replay_source, profK_cupti_source;
 
+/* The capture's fixed tables. Kineto's copy and memset names are made once per (copy kind,
+   source, destination) and memory kind: CUDA 13's CUpti_ActivityMemcpyKind has 11 values and
+   CUpti_ActivityMemoryKind 8 (a record outside them is named plainly). Live device memory is
+   kept per device index; indices past the last share it. CUPTI's API names are cached per
+   callback id, which CUDA 13 keeps below 1024 in both the runtime's and the driver's domain
+   (CUPTI_RUNTIME_TRACE_CBID_SIZE 523, CUPTI_DRIVER_TRACE_CBID_SIZE 807); later ids are looked up
+   each time. */
+#define PROFK_COPY_KINDS 11
+#define PROFK_MEMORY_KINDS 8
+#define PROFK_MAX_DEVICES 64
+#define PROFK_API_CBIDS 1024
+
 /* The replay hooks' stacks: what a synthesised launch correlates to. */
 #define PROFK_REPLAY_DEPTH 256
 typedef struct profK_ReplayStacks {
@@ -154,7 +166,7 @@ struct profK_Capture {
   int64_t window_begin, window_end; /* host ns; begin INT64_MAX before the first prof_start */
   int window_fixed;            /* prof_capture_replay_window set it */
   int started;                 /* a prof_start happened since open */
-  int64_t live[64];            /* GPU memory: live bytes per device index */
+  int64_t live[PROFK_MAX_DEVICES]; /* GPU memory: live bytes per device index */
   uint32_t next_flow;          /* replay: CUPTI correlation ids of synthesised launches */
   profK_ReplayStacks replay;   /* replay hooks (single recording thread) */
   const char *last_name_in, *last_name_raw, *last_name_out; /* the last kernel name seen: its
@@ -162,8 +174,9 @@ struct profK_Capture {
   /* the process's C++ demangler (libstdc++'s __cxa_demangle), when one is loaded: Kineto shows
      kernels demangled */
   char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
-  const char *copy_names[11][8][8];         /* "Memcpy HtoD (Pageable -> Device)", interned */
-  const char *set_names[8];                 /* "Memset (Device)" */
+  /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", interned */
+  const char *copy_names[PROFK_COPY_KINDS][PROFK_MEMORY_KINDS][PROFK_MEMORY_KINDS];
+  const char *set_names[PROFK_MEMORY_KINDS];
   void *cupti;                 /* the CUPTI source's state */
   profK_Saver *saver;          /* save_path's fixture being written, or NULL */
 };

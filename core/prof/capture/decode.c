@@ -123,7 +123,8 @@ static void kernel(profK_Capture *C, const CUpti_ActivityKernel10 *k) {
 
 /* Kineto's names: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)"; interned once each. */
 static const char *copy_name(profK_Capture *C, uint8_t copy, uint8_t src, uint8_t dst) {
-  if (copy > 10 || src > 7 || dst > 7) return "Memcpy";
+  if (copy >= PROFK_COPY_KINDS || src >= PROFK_MEMORY_KINDS || dst >= PROFK_MEMORY_KINDS)
+    return "Memcpy";
   const char **slot = &C->copy_names[copy][src][dst];
   if (*slot == NULL) {
     char buf[96];
@@ -135,7 +136,7 @@ static const char *copy_name(profK_Capture *C, uint8_t copy, uint8_t src, uint8_
 }
 
 static const char *set_name(profK_Capture *C, uint16_t kind) {
-  if (kind > 7) return "Memset";
+  if (kind >= PROFK_MEMORY_KINDS) return "Memset";
   if (C->set_names[kind] == NULL) {
     char buf[64];
     snprintf(buf, sizeof buf, "Memset (%s)", prof_mem_kind_name(kind));
@@ -223,7 +224,7 @@ static void memory(profK_Capture *C, const CUpti_ActivityMemory4 *m) {
   int64_t t = profK_time_map(&C->time, (int64_t)m->timestamp);
   /* live bytes follow every record, in the window or not: a block made in warmup and freed in
      the window must not drive the total below what is really live */
-  uint32_t dev = m->deviceId < 64 ? m->deviceId : 63;
+  uint32_t dev = m->deviceId < PROFK_MAX_DEVICES ? m->deviceId : PROFK_MAX_DEVICES - 1;
   int64_t delta = alloc ? (int64_t)m->bytes : -(int64_t)m->bytes;
   if (t < C->window_begin || t > C->window_end) {
     C->stats.out_of_window++;

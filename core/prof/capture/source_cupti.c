@@ -61,7 +61,7 @@ typedef struct Cupti {
   CUptiResult (*finalize)(void);
   CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
   unsigned enabled;            /* PROF_CAPTURE_* switched on */
-  const char *names[2][1024];  /* interned API names by (driver, cbid), version suffix cut */
+  const char *names[2][PROFK_API_CBIDS]; /* interned API names by (driver, cbid), suffix cut */
 } Cupti;
 
 /*
@@ -250,7 +250,7 @@ static void cupti_disable(profK_Capture *C) {
 static const char *cupti_api_name(profK_Capture *C, int driver, int32_t cbid) {
   Cupti *c = C->cupti;
   if (c == NULL || cbid < 0) return NULL;
-  if (cbid < 1024 && c->names[driver != 0][cbid] != NULL) return c->names[driver != 0][cbid];
+  if (cbid < PROFK_API_CBIDS && c->names[driver != 0][cbid] != NULL) return c->names[driver != 0][cbid];
   const char *name = NULL;
   if (c->callback_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
                        (uint32_t)cbid, &name) != CUPTI_SUCCESS || name == NULL)
@@ -260,7 +260,7 @@ static const char *cupti_api_name(profK_Capture *C, int driver, int32_t cbid) {
   char *v = strstr(buf, "_v");
   if (v != NULL && v[2] >= '0' && v[2] <= '9') *v = '\0';
   const char *s = prof_intern(C->S, buf);
-  if (s != NULL && cbid < 1024) c->names[driver != 0][cbid] = s;
+  if (s != NULL && cbid < PROFK_API_CBIDS) c->names[driver != 0][cbid] = s;
   return s;
 }
 

@@ -11,12 +11,12 @@
 static void *cpu_alloc(const pr_Backend *be, size_t nbytes) { return calloc(nbytes, 1); }
 static void cpu_free(const pr_Backend *be, void *p, size_t nbytes) { free(p); }
 
-static int cpu_copy(const pr_Backend *be, void *dst, const void *src, size_t n) {
+static int cpu_copy(const pr_Backend *be, pr_Runtime *rt, void *dst, const void *src, size_t n) {
   if (n > 0) memcpy(dst, src, n);
   return 0;
 }
 
-static int cpu_zero(const pr_Backend *be, void *p, size_t n) {
+static int cpu_zero(const pr_Backend *be, pr_Runtime *rt, void *p, size_t n) {
   if (n > 0) memset(p, 0, n);
   return 0;
 }

@@ -34,8 +34,8 @@ static double mask_term(const MaskWalk *w) {
 ** with every entry −inf gives NaN, as torch's math path. With dropout_p > 0, A gets the kept
 ** probabilities divided by 1 − p (drawn from the runtime's generator), else it is not touched.
 */
-void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
-                         double dropout_p, pr_Tensor *At) {
+int pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask, int causal,
+                        double dropout_p, pr_Tensor *At) {
   float *A = At != NULL ? pr_f32(At) : NULL;
   int nd = scores->ndim;
   int64_t L = scores->shape[nd - 2], S = scores->shape[nd - 1];
@@ -60,19 +60,21 @@ void pr_cpu_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mas
     for (int64_t j = 0; j < S; j++)
       row[j] = mx == -INFINITY ? NAN : (float)(exp(row[j] - mx) / sum);
   }
-  if (dropout_p <= 0 || A == NULL) return;
+  if (dropout_p <= 0 || A == NULL) return 0;
   double keep = 1.0 - dropout_p;
   for (int64_t k = 0, n = rows * S; k < n; k++)
     A[k] = keep <= 0 || pr_rand_uniform(rt) < dropout_p ? 0.0f : (float)(p[k] / keep);
+  return 0;
 }
 
 /*
 ** gS = scale·P ⊙ (gP − Σ_j gP_j·P_j) per row, gP = gA·m/(1 − p) with m the dropout's keep mask:
 ** wherever P > 0 the mask is A ≠ 0, and where P = 0 the term vanishes anyway.
 */
-void pr_cpu_attn_softmax_backward(const pr_Tensor *Pt, const pr_Tensor *At, const pr_Tensor *gAt,
-                                  int64_t rows, int64_t S, double dropout_p, double scale,
-                                  pr_Tensor *gSt) {
+int pr_cpu_attn_softmax_backward(pr_Runtime *rt, const pr_Tensor *Pt, const pr_Tensor *At,
+                                 const pr_Tensor *gAt, int64_t rows, int64_t S, double dropout_p,
+                                 double scale, pr_Tensor *gSt) {
+  (void)rt;   /* the host's kernels cannot fail */
   const float *P = pr_f32(Pt), *A = At != NULL ? pr_f32(At) : NULL, *gA = pr_f32(gAt);
   float *gS = pr_f32(gSt);
   double keep = 1.0 - dropout_p;
@@ -88,4 +90,5 @@ void pr_cpu_attn_softmax_backward(const pr_Tensor *Pt, const pr_Tensor *At, cons
     }
     for (int64_t j = 0; j < S; j++) o[j] = (float)(scale * pr[j] * (o[j] - dot));
   }
+  return 0;
 }

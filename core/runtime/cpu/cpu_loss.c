@@ -123,18 +123,22 @@ static const int64_t *indices_of(const pr_Tensor *t) {
 }
 
 /* The table's entries: the float32 buffers of the (contiguous) tensors. */
-void pr_cpu_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
-                       const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor) {
+int pr_cpu_class_loss(pr_Runtime *rt, const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
+                      const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out, double *divisor) {
+  (void)rt;   /* the host's kernels cannot fail */
   class_loss_f32(p, pr_f32(x), p->soft ? NULL : indices_of(t), p->soft ? pr_f32(t) : NULL,
                  w ? pr_f32(w) : NULL, logp ? pr_f32(logp) : NULL, pr_f32(out), divisor);
+  return 0;
 }
 
-void pr_cpu_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp, const pr_Tensor *t,
-                                const pr_Tensor *w, const pr_Tensor *g, double divisor,
-                                pr_Tensor *gx, pr_Tensor *gt) {
+int pr_cpu_class_loss_backward(pr_Runtime *rt, const pr_ClassLoss *p, const pr_Tensor *logp,
+                               const pr_Tensor *t, const pr_Tensor *w, const pr_Tensor *g,
+                               double divisor, pr_Tensor *gx, pr_Tensor *gt) {
+  (void)rt;   /* the host's kernels cannot fail */
   class_loss_backward_f32(p, logp ? pr_f32(logp) : NULL, p->soft ? NULL : indices_of(t),
                           p->soft ? pr_f32(t) : NULL, w ? pr_f32(w) : NULL, pr_f32(g), divisor,
                           pr_f32(gx), gt ? pr_f32(gt) : NULL);
+  return 0;
 }
 
 /* {====================== mse_loss ======================} */

@@ -14,8 +14,9 @@
 **   p = p + (-lr)·g                                    2 flops
 ** Bytes: p and g read, p written; with momentum b is written, and read after the first step.
 */
-void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
-                const pr_SgdArgs *a) {
+int pr_cpu_sgd(pr_Runtime *rt, float *p, const float *grad, float *buf, int64_t n, int fresh,
+               const pr_SgdArgs *a) {
+  (void)rt;   /* the host's kernels cannot fail */
   const float wd = (float)a->weight_decay, m = (float)a->momentum;
   const float keep = (float)(1.0 - a->dampening), neg_lr = (float)-a->lr;
   for (int64_t i = 0; i < n; i++) {
@@ -29,6 +30,7 @@ void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
     }
     p[i] = fmaf(neg_lr, g, p[i]);
   }
+  return 0;
 }
 
 /*
@@ -43,8 +45,9 @@ void pr_cpu_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
 **   p = p + (-lr / (1 - β1^t))·m / d                            3 flops
 ** 13 flops at least. Bytes: p, g, m, v (and vmax) read; p, m, v (and vmax) written.
 */
-void pr_cpu_adam(float *p, const float *grad, float *m, float *v, float *vmax, int64_t n,
-                 int64_t step, const pr_AdamArgs *a) {
+int pr_cpu_adam(pr_Runtime *rt, float *p, const float *grad, float *m, float *v, float *vmax,
+                int64_t n, int64_t step, const pr_AdamArgs *a) {
+  (void)rt;   /* the host's kernels cannot fail */
   const double bc1 = 1.0 - pow(a->beta1, (double)step);
   const double bc2 = 1.0 - pow(a->beta2, (double)step);
   const float b1 = (float)a->beta1, b2 = (float)a->beta2;
@@ -71,4 +74,5 @@ void pr_cpu_adam(float *p, const float *grad, float *m, float *v, float *vmax, i
     d = d + eps;
     p[i] = p[i] + neg_step * mi / d;
   }
+  return 0;
 }

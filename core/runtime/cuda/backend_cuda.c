@@ -12,18 +12,21 @@
 
 static void *cuda_alloc(const pr_Backend *be, size_t nbytes) { return pr_cuda_alloc(nbytes); }
 static void cuda_free(const pr_Backend *be, void *p, size_t nbytes) { pr_cuda_free(p, nbytes); }
-static int cuda_to_host(const pr_Backend *be, void *host, const void *dev, size_t n) {
-  return pr_cuda_to_host(host, dev, n);
+static int cuda_to_host(const pr_Backend *be, pr_Runtime *rt, void *host, const void *dev, size_t n) {
+  return pr_cuda_to_host(rt, host, dev, n);
 }
-static int cuda_from_host(const pr_Backend *be, void *dev, const void *host, size_t n) {
-  return pr_cuda_from_host(dev, host, n);
+static int cuda_from_host(const pr_Backend *be, pr_Runtime *rt, void *dev, const void *host,
+                          size_t n) {
+  return pr_cuda_from_host(rt, dev, host, n);
 }
-static int cuda_copy(const pr_Backend *be, void *dst, const void *src, size_t n) {
-  return pr_cuda_copy(dst, src, n);
+static int cuda_copy(const pr_Backend *be, pr_Runtime *rt, void *dst, const void *src, size_t n) {
+  return pr_cuda_copy(rt, dst, src, n);
 }
-static int cuda_zero(const pr_Backend *be, void *dev, size_t n) { return pr_cuda_zero(dev, n); }
+static int cuda_zero(const pr_Backend *be, pr_Runtime *rt, void *dev, size_t n) {
+  return pr_cuda_zero(rt, dev, n);
+}
 
-#define ENTRY(ret, name, params, args) .name = pr_cuda_##name,
+#define ENTRY(name, params, args) .name = pr_cuda_##name,
 static const pr_Kernels kernels = {PR_KERNEL_LIST(ENTRY)};
 #undef ENTRY
 

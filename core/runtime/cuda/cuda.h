@@ -31,22 +31,16 @@ void pr_cuda_free(void *p, size_t nbytes);
 int pr_cuda_size_class(size_t n, size_t *bytes);
 
 /* Copies and memset on the calling thread's stream; the two that touch host memory wait for it
-   (the host buffer is read or written when they return). 0 or PR_ERR. */
-int pr_cuda_to_host(void *host, const void *dev, size_t n);
-int pr_cuda_from_host(void *dev, const void *host, size_t n);
-int pr_cuda_copy(void *dst, const void *src, size_t n);
-int pr_cuda_zero(void *dev, size_t n);
+   (the host buffer is read or written when they return). 0, or PR_ERR with rt->err "<what> on
+   cuda: <CUDA's error>". */
+int pr_cuda_to_host(pr_Runtime *rt, void *host, const void *dev, size_t n);
+int pr_cuda_from_host(pr_Runtime *rt, void *dev, const void *host, size_t n);
+int pr_cuda_copy(pr_Runtime *rt, void *dst, const void *src, size_t n);
+int pr_cuda_zero(pr_Runtime *rt, void *dev, size_t n);
 
 /* After launches: 0, or PR_ERR with rt->err "<op> on cuda: <CUDA's error>" (a launch error, or
-   one a void kernel met since the last check). */
+   an asynchronous one of earlier work on the stream, which CUDA reports at the next call). */
 int pr_cuda_check(pr_Runtime *rt, const char *op);
-
-/* Keeps msg for the next pr_cuda_check on this thread: how a kernel that the table declares void
-   (class_loss, attn_softmax, the optimizers) reports a failure. */
-void pr_cuda_fail(const char *msg);
-
-/* After a void kernel's launches: a launch error is kept (as pr_cuda_fail) under op's name. */
-void pr_cuda_note(const char *op);
 
 /* Refuses an op this backend does not compute: PR_ERR, "<op>: not implemented on device 'cuda'
    (...)". */
@@ -85,7 +79,7 @@ const char *pr_cuda_device_name(char *buf, size_t size);
 
 /* {====================== kernels (signatures of kernels.h) ======================} */
 
-#define PR_CUDA_DECL(ret, name, params, args) ret pr_cuda_##name params;
+#define PR_CUDA_DECL(name, params, args) int pr_cuda_##name params;
 PR_KERNEL_LIST(PR_CUDA_DECL)
 #undef PR_CUDA_DECL
 

@@ -53,7 +53,7 @@ __global__ void attn_rows(T *p, int64_t rows, int64_t L, int64_t S, const void *
   }
 }
 
-static unsigned row_blocks(int64_t rows) { return (unsigned)(rows < 1 ? 1 : rows > 65536 ? 65536 : rows); }
+static unsigned row_blocks(int64_t rows) { return pr_grid(rows); }
 
 template <class T>
 static void attn_softmax_of(T *p, int64_t rows, int64_t L, int64_t S, const pr_Tensor *mask,
@@ -73,44 +73,43 @@ static void attn_drop_of(const T *p, const float *du, double keep, T *A, int64_t
 }
 
 /*
-** void in the table; failures wait for the next check. The dropout draws come from the
-** runtime's generator on the host (as the cpu's, so both devices drop the same entries) and are
+** The dropout draws come from the runtime's generator on the host (as the cpu's, so both devices drop the same entries) and are
 ** copied up once per call. The scores (and A, and an additive mask) are float32, float16 or
 ** bfloat16, one dtype (ops_sequence.c checks the mask's).
 */
-extern "C" void pr_cuda_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask,
-                                     int causal, double dropout_p, pr_Tensor *At) {
+extern "C" int pr_cuda_attn_softmax(pr_Runtime *rt, pr_Tensor *scores, const pr_Tensor *mask,
+                                    int causal, double dropout_p, pr_Tensor *At) {
   int nd = scores->ndim, d = scores->dtype;
-  if ((d != PROF_F32 && d != PROF_F16 && d != PROF_BF16) || (At != NULL && At->dtype != d)) {
-    pr_cuda_fail("scaled_dot_product_attention: cuda kernels take float32, float16 or bfloat16 "
-                 "scores and probabilities of one dtype");
-    return;
-  }
+  if ((d != PROF_F32 && d != PROF_F16 && d != PROF_BF16) || (At != NULL && At->dtype != d))
+    return pr_error(rt, "scaled_dot_product_attention: cuda kernels take float32, float16 or "
+                    "bfloat16 scores and probabilities of one dtype");
   int64_t L = scores->shape[nd - 2], S = scores->shape[nd - 1];
   int64_t rows = S > 0 ? pr_numel(scores) / S : 0;
   View mv = mask ? view_of(mask) : view_of(scores);
   PR_FLOAT_SWITCH(d, attn_softmax_of<T>(base_of<T>(scores) + scores->offset, rows, L, S, mask, mv,
                                         causal));
-  pr_cuda_note("scaled_dot_product_attention");
-  if (dropout_p <= 0 || At == NULL) return;
+  int rc = pr_cuda_check(rt, "scaled_dot_product_attention");
+  if (rc != 0 || dropout_p <= 0 || At == NULL) return rc;
   int64_t n = rows * S;
   float *u = (float *)malloc(sizeof *u * (size_t)(n > 0 ? n : 1));
   float *du = u ? (float *)pr_cuda_alloc(sizeof *u * (size_t)(n > 0 ? n : 1)) : NULL;
   if (du == NULL) {
     free(u);
-    pr_cuda_fail("scaled_dot_product_attention: out of memory for the dropout draws");
-    return;
+    return pr_error(rt, "scaled_dot_product_attention: out of memory for the dropout draws");
   }
   double keep = 1.0 - dropout_p;
   /* the keep flags decided on the host exactly as the cpu's loop (no draws when p >= 1) */
   for (int64_t k = 0; k < n; k++) u[k] = keep <= 0 || pr_rand_uniform(rt) < dropout_p ? 0.0f : 1.0f;
-  if (pr_cuda_from_host(du, u, sizeof *u * (size_t)n) != 0)
-    pr_cuda_fail("scaled_dot_product_attention: copying the dropout draws failed");
-  PR_FLOAT_SWITCH(d, attn_drop_of<T>(base_of<T>(scores) + scores->offset, du, keep,
-                                     base_of<T>(At) + At->offset, n));
-  pr_cuda_note("scaled_dot_product_attention dropout");
+  if (pr_cuda_from_host(rt, du, u, sizeof *u * (size_t)n) == 0) {
+    PR_FLOAT_SWITCH(d, attn_drop_of<T>(base_of<T>(scores) + scores->offset, du, keep,
+                                       base_of<T>(At) + At->offset, n));
+    rc = pr_cuda_check(rt, "scaled_dot_product_attention dropout");
+  } else {
+    rc = PR_ERR;
+  }
   pr_cuda_free(du, sizeof *u * (size_t)(n > 0 ? n : 1));
   free(u);
+  return rc;
 }
 
 /* gP = gA·m/(1 − p) (m: A ≠ 0), unrounded as the float32 path's row sum takes it. */
@@ -153,28 +152,27 @@ static void attn_grad_of(const T *P, const T *A, const T *gA, int64_t rows, int6
                                                                     scale, gS);
 }
 
-extern "C" void pr_cuda_attn_softmax_backward(const pr_Tensor *P, const pr_Tensor *A,
-                                              const pr_Tensor *gA, int64_t rows, int64_t S,
-                                              double dropout_p, double scale, pr_Tensor *gS) {
+extern "C" int pr_cuda_attn_softmax_backward(pr_Runtime *rt, const pr_Tensor *P,
+                                             const pr_Tensor *A, const pr_Tensor *gA, int64_t rows,
+                                             int64_t S, double dropout_p, double scale,
+                                             pr_Tensor *gS) {
   int d = gS->dtype;
   if ((d != PROF_F32 && d != PROF_F16 && d != PROF_BF16) || P->dtype != d || gA->dtype != d ||
-      (A != NULL && A->dtype != d)) {
-    pr_cuda_fail("scaled_dot_product_attention backward: cuda kernels take float32, float16 or "
-                 "bfloat16 probabilities and gradients of one dtype");
-    return;
-  }
+      (A != NULL && A->dtype != d))
+    return pr_error(rt, "scaled_dot_product_attention backward: cuda kernels take float32, "
+                    "float16 or bfloat16 probabilities and gradients of one dtype");
   if (rows > 0 && S > 0)
     PR_FLOAT_SWITCH(d, attn_grad_of<T>(base_of<T>(P) + P->offset,
                                        A != NULL ? base_of<T>(A) + A->offset : NULL,
                                        base_of<T>(gA) + gA->offset, rows, S, dropout_p, scale,
                                        base_of<T>(gS) + gS->offset));
-  pr_cuda_note("scaled_dot_product_attention backward");
+  return pr_cuda_check(rt, "scaled_dot_product_attention backward");
 }
 
 /* {====================== optimizers ======================} */
 
-extern "C" void pr_cuda_sgd(float *p, const float *grad, float *buf, int64_t n, int fresh,
-                            const pr_SgdArgs *a) {
+extern "C" int pr_cuda_sgd(pr_Runtime *rt, float *p, const float *grad, float *buf, int64_t n,
+                           int fresh, const pr_SgdArgs *a) {
   const float wd = (float)a->weight_decay, m = (float)a->momentum;
   const float keep = (float)(1.0 - a->dampening), neg_lr = (float)-a->lr;
   int maximize = a->maximize, nesterov = a->nesterov, decay = a->weight_decay != 0;
@@ -189,11 +187,11 @@ extern "C" void pr_cuda_sgd(float *p, const float *grad, float *buf, int64_t n, 
     }
     p[i] = fmaf(neg_lr, g, p[i]);
   });
-  pr_cuda_note("sgd_step");
+  return pr_cuda_check(rt, "sgd_step");
 }
 
-extern "C" void pr_cuda_adam(float *p, const float *grad, float *m, float *v, float *vmax,
-                             int64_t n, int64_t step, const pr_AdamArgs *a) {
+extern "C" int pr_cuda_adam(pr_Runtime *rt, float *p, const float *grad, float *m, float *v,
+                            float *vmax, int64_t n, int64_t step, const pr_AdamArgs *a) {
   const double bc1 = 1.0 - pow(a->beta1, (double)step);
   const double bc2 = 1.0 - pow(a->beta2, (double)step);
   const float b1 = (float)a->beta1, b2 = (float)a->beta2;
@@ -221,5 +219,5 @@ extern "C" void pr_cuda_adam(float *p, const float *grad, float *m, float *v, fl
     d = d + eps;
     p[i] = p[i] + neg_step * mi / d;
   });
-  pr_cuda_note("adam_step");
+  return pr_cuda_check(rt, "adam_step");
 }

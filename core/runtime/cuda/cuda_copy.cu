@@ -127,10 +127,9 @@ template <class T> static void triangle_of(T *p, int64_t n, int64_t rows, int64_
   });
 }
 
-/* void in the table: a launch error waits for the next op's check (pr_cuda_check). */
-extern "C" void pr_cuda_triangle(pr_Tensor *out, int64_t diagonal, int upper) {
+extern "C" int pr_cuda_triangle(pr_Runtime *rt, pr_Tensor *out, int64_t diagonal, int upper) {
   int64_t rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1], n = pr_numel(out);
-  if (rows * cols == 0) return;
+  if (rows * cols == 0) return 0;
   char *p = (char *)out->storage->data + dsize(out->dtype) * (size_t)out->offset;
   switch (dsize(out->dtype)) {
     case 1: triangle_of((uint8_t *)p, n, rows, cols, diagonal, upper); break;
@@ -138,7 +137,7 @@ extern "C" void pr_cuda_triangle(pr_Tensor *out, int64_t diagonal, int upper) {
     case 4: triangle_of((uint32_t *)p, n, rows, cols, diagonal, upper); break;
     default: triangle_of((uint64_t *)p, n, rows, cols, diagonal, upper); break;
   }
-  pr_cuda_note(upper ? "triu" : "tril");
+  return pr_cuda_check(rt, upper ? "triu" : "tril");
 }
 
 /* {====================== accumulate, where ======================} */
@@ -262,9 +261,9 @@ extern "C" int pr_cuda_dropout(pr_Runtime *rt, const pr_Tensor *x, double p, pr_
     else if (d == PROF_BF16) ((__nv_bfloat16 *)h)[i] = __float2bfloat16(v);
     else ((float *)h)[i] = v;
   }
-  int rc = pr_cuda_from_host((char *)mask->storage->data + es * (size_t)mask->offset, h,
+  int rc = pr_cuda_from_host(rt, (char *)mask->storage->data + es * (size_t)mask->offset, h,
                              es * (size_t)n);
   free(h);
-  if (rc != 0) return pr_cuda_check(rt, "dropout") != 0 ? PR_ERR : pr_error(rt, "dropout: copy failed");
+  if (rc != 0) return rc;
   return pr_cuda_binary(rt, PROF_OP_MUL, x, mask, 0, 0, out);
 }

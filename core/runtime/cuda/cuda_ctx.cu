@@ -34,9 +34,6 @@ typedef struct Ctx {
 
 static Ctx ctx = {PTHREAD_ONCE_INIT, "", "", PTHREAD_MUTEX_INITIALIZER, {}, 0};
 
-/* A void kernel's failure, kept for the next op that can report it (per thread). */
-static __thread char pending[256];
-
 static int driver_installed(void) {
   void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (lib != NULL) dlclose(lib);
@@ -184,66 +181,49 @@ extern "C" void pr_cuda_free(void *p, size_t nbytes) {
 
 /* {====================== copies ======================} */
 
-static int ok(cudaError_t e) {
+/* e as rt's message under what; the error is read off CUDA's last-error slot, so the next launch
+   check does not report it a second time. */
+static int fail(pr_Runtime *rt, const char *what, cudaError_t e) {
   if (e == cudaSuccess) return 0;
-  snprintf(pending, sizeof pending, "%s", cudaGetErrorString(e));
   cudaGetLastError();
-  return PR_ERR;
+  return pr_error(rt, "%s on cuda: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-extern "C" int pr_cuda_to_host(void *host, const void *dev, size_t n) {
+extern "C" int pr_cuda_to_host(pr_Runtime *rt, void *host, const void *dev, size_t n) {
   if (n == 0) return 0;
-  if (ok(cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost, PR_STREAM)) != 0) return PR_ERR;
-  return ok(cudaStreamSynchronize(PR_STREAM));
+  cudaError_t e = cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost, PR_STREAM);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(PR_STREAM);
+  return fail(rt, "a copy to the host", e);
 }
 
-extern "C" int pr_cuda_from_host(void *dev, const void *host, size_t n) {
+extern "C" int pr_cuda_from_host(pr_Runtime *rt, void *dev, const void *host, size_t n) {
   if (n == 0) return 0;
   /* the caller may free or reuse host as soon as this returns */
-  if (ok(cudaMemcpyAsync(dev, host, n, cudaMemcpyHostToDevice, PR_STREAM)) != 0) return PR_ERR;
-  return ok(cudaStreamSynchronize(PR_STREAM));
+  cudaError_t e = cudaMemcpyAsync(dev, host, n, cudaMemcpyHostToDevice, PR_STREAM);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(PR_STREAM);
+  return fail(rt, "a copy from the host", e);
 }
 
-extern "C" int pr_cuda_copy(void *dst, const void *src, size_t n) {
+extern "C" int pr_cuda_copy(pr_Runtime *rt, void *dst, const void *src, size_t n) {
   if (n == 0) return 0;
-  return ok(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, PR_STREAM));
+  return fail(rt, "a device copy", cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, PR_STREAM));
 }
 
-extern "C" int pr_cuda_zero(void *dev, size_t n) {
+extern "C" int pr_cuda_zero(pr_Runtime *rt, void *dev, size_t n) {
   if (n == 0) return 0;
-  return ok(cudaMemsetAsync(dev, 0, n, PR_STREAM));
+  return fail(rt, "a memset", cudaMemsetAsync(dev, 0, n, PR_STREAM));
 }
 
 /* {====================== errors ======================} */
 
 extern "C" int pr_cuda_check(pr_Runtime *rt, const char *op) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) {
-    pending[0] = '\0';
-    return pr_error(rt, "%s on cuda: %s (%s)", op, cudaGetErrorString(e), cudaGetErrorName(e));
-  }
-  if (pending[0] != '\0') {
-    int rc = pr_error(rt, "%s on cuda: an earlier kernel or copy failed: %s", op, pending);
-    pending[0] = '\0';
-    return rc;
-  }
-  return 0;
+  return fail(rt, op, cudaGetLastError());
 }
 
 extern "C" int pr_cuda_sync(pr_Runtime *rt) {
   cudaError_t e = cudaStreamSynchronize(PR_STREAM);
   if (e != cudaSuccess) return pr_error(rt, "cuda: the stream failed: %s", cudaGetErrorString(e));
   return pr_cuda_check(rt, "synchronize");
-}
-
-extern "C" void pr_cuda_fail(const char *msg) {
-  if (pending[0] == '\0') snprintf(pending, sizeof pending, "%s", msg);
-}
-
-extern "C" void pr_cuda_note(const char *op) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess && pending[0] == '\0')
-    snprintf(pending, sizeof pending, "%s: %s (%s)", op, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 extern "C" int pr_cuda_refuse(pr_Runtime *rt, const char *op, const char *why) {

@@ -129,8 +129,8 @@ static void own_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alph
                      int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, float beta,
                      void *Cp, int64_t ldc, int64_t sc, int64_t batch) {
   dim3 threads(TILE, TILE);
-  for (int64_t z0 = 0; z0 < batch; z0 += 65535) {
-    int64_t nz = batch - z0 < 65535 ? batch - z0 : 65535;
+  for (int64_t z0 = 0; z0 < batch; z0 += PR_GRID_YZ_MAX) {
+    int64_t nz = batch - z0 < PR_GRID_YZ_MAX ? batch - z0 : PR_GRID_YZ_MAX;
     dim3 grid((unsigned)((n + TILE - 1) / TILE), (unsigned)((m + TILE - 1) / TILE), (unsigned)nz);
     tiled_gemm<T, C><<<grid, threads, 0, PR_STREAM>>>(ta, tb, m, n, k, alpha, (const T *)A, lda,
                                                       sa, (const T *)B, ldb, sb, beta, (C *)Cp,
@@ -504,19 +504,20 @@ extern "C" int pr_cuda_peak_gemm(pr_Runtime *rt, int dtype, int tf32, int n, int
 }
 
 typedef struct CopyRun {
+  pr_Runtime *rt;
   void *src, *dst;
   size_t bytes;
 } CopyRun;
 
 static int copy_once(void *ud) {
   CopyRun *c = (CopyRun *)ud;
-  return pr_cuda_copy(c->dst, c->src, c->bytes);
+  return pr_cuda_copy(c->rt, c->dst, c->src, c->bytes);
 }
 
 extern "C" int pr_cuda_peak_copy(pr_Runtime *rt, size_t bytes, int runs, double *bytes_per_s) {
   const char *why = pr_cuda_probe();
   if (why != NULL) return pr_error(rt, "peak_gpu_copy: %s", why);
-  CopyRun c = {pr_cuda_alloc(bytes), NULL, bytes};
+  CopyRun c = {rt, pr_cuda_alloc(bytes), NULL, bytes};
   c.dst = c.src ? pr_cuda_alloc(bytes) : NULL;
   int rc = PR_ERR;
   double s = 0;

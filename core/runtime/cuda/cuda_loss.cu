@@ -15,7 +15,7 @@ extern "C" int pr_cuda_class_targets_check(pr_Runtime *rt, const char *name, con
   unsigned long long *first = (unsigned long long *)pr_cuda_alloc(sizeof *first);
   if (first == NULL) return pr_error(rt, "%s: out of device memory", name);
   unsigned long long none = ~0ull, at = none;
-  int rc = pr_cuda_from_host(first, &none, sizeof none) != 0 ? pr_cuda_check(rt, name) : 0;
+  int rc = pr_cuda_from_host(rt, first, &none, sizeof none);
   const int64_t *tp = base_of<int64_t>(t);
   View tv = view_of(t);
   if (rc == 0) {
@@ -25,16 +25,17 @@ extern "C" int pr_cuda_class_targets_check(pr_Runtime *rt, const char *name, con
     });
     rc = pr_cuda_check(rt, name);
   }
-  if (rc == 0 && pr_cuda_to_host(&at, first, sizeof at) != 0) rc = pr_cuda_check(rt, name);
+  if (rc == 0) rc = pr_cuda_to_host(rt, &at, first, sizeof at);
   if (rc == 0 && at != none) {
     int64_t off = t->offset, rest = (int64_t)at, v = 0;
     for (int d = t->ndim - 1; d >= 0; d--) {
       off += (rest % t->shape[d]) * t->stride[d];
       rest /= t->shape[d];
     }
-    pr_cuda_to_host(&v, tp + off, sizeof v);
-    rc = pr_error(rt, "%s: target %lld is out of bounds for %lld classes", name, (long long)v,
-                  (long long)classes);
+    rc = pr_cuda_to_host(rt, &v, tp + off, sizeof v);
+    if (rc == 0)
+      rc = pr_error(rt, "%s: target %lld is out of bounds for %lld classes", name, (long long)v,
+                    (long long)classes);
   }
   pr_cuda_free(first, sizeof *first);
   return rc;
@@ -129,7 +130,7 @@ static void class_loss_of(const pr_ClassLoss *p, const T *x, const int64_t *ti, 
                           const T *w, float *logp, T *out, double *part) {
   int64_t rows = p->N * p->S;
   if (rows > 0)
-    class_rows<T><<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+    class_rows<T><<<pr_grid(rows), PR_THREADS, 0, PR_STREAM>>>(
         *p, x, ti, tp, w, logp, part);
   class_total<T><<<1, 1024, 0, PR_STREAM>>>(*p, part, out, part + 3 * rows);
 }
@@ -148,30 +149,25 @@ static int class_dtypes_ok(const pr_ClassLoss *p, const pr_Tensor *x, const pr_T
          (logp == NULL || logp->dtype == PROF_F32);
 }
 
-/* void in the table: the divisor must reach the host, so this waits for the stream once. */
-extern "C" void pr_cuda_class_loss(const pr_ClassLoss *p, const pr_Tensor *x, const pr_Tensor *t,
-                                   const pr_Tensor *w, pr_Tensor *logp, pr_Tensor *out,
-                                   double *divisor) {
+/* The divisor must reach the host, so this waits for the stream once. */
+extern "C" int pr_cuda_class_loss(pr_Runtime *rt, const pr_ClassLoss *p, const pr_Tensor *x,
+                                  const pr_Tensor *t, const pr_Tensor *w, pr_Tensor *logp,
+                                  pr_Tensor *out, double *divisor) {
   int64_t rows = p->N * p->S;
   size_t bytes = sizeof(double) * (size_t)(3 * rows + 1);
   *divisor = 0;
-  if (!class_dtypes_ok(p, x, t, w, logp, out)) {
-    pr_cuda_fail("class loss: cuda kernels take float32, float16 or bfloat16 inputs, weights, "
-                 "probabilities and results of one dtype");
-    return;
-  }
+  if (!class_dtypes_ok(p, x, t, w, logp, out))
+    return pr_error(rt, "class loss: cuda kernels take float32, float16 or bfloat16 inputs, "
+                    "weights, probabilities and results of one dtype");
   double *part = (double *)pr_cuda_alloc(bytes);
-  if (part == NULL) {
-    pr_cuda_fail("class loss: out of device memory");
-    return;
-  }
+  if (part == NULL) return pr_error(rt, "class loss: out of device memory");
   const int64_t *ti = p->soft ? NULL : at0<int64_t>(t);
   PR_FLOAT_SWITCH(x->dtype, class_loss_of<T>(p, at0<T>(x), ti, p->soft ? at0<T>(t) : NULL,
                                              at0<T>(w), at0<float>(logp), at0<T>(out), part));
-  pr_cuda_note("cross_entropy");
-  if (pr_cuda_to_host(divisor, part + 3 * rows, sizeof *divisor) != 0)
-    pr_cuda_fail("class loss: copying the divisor to the host failed");
+  int rc = pr_cuda_check(rt, "cross_entropy");
+  if (rc == 0) rc = pr_cuda_to_host(rt, divisor, part + 3 * rows, sizeof *divisor);
   pr_cuda_free(part, bytes);
+  return rc;
 }
 
 template <class T>
@@ -233,24 +229,22 @@ static void class_grad_of(const pr_ClassLoss *p, const float *logp, const int64_
                           const T *tp, const T *w, const T *g, double divisor, T *gx, T *gt) {
   int64_t rows = p->N * p->S;
   if (rows > 0)
-    class_grad_rows<T><<<(unsigned)(rows > 65536 ? 65536 : rows), PR_THREADS, 0, PR_STREAM>>>(
+    class_grad_rows<T><<<pr_grid(rows), PR_THREADS, 0, PR_STREAM>>>(
         *p, logp, ti, tp, w, g, divisor, gx, gt);
 }
 
-extern "C" void pr_cuda_class_loss_backward(const pr_ClassLoss *p, const pr_Tensor *logp,
-                                            const pr_Tensor *t, const pr_Tensor *w,
-                                            const pr_Tensor *g, double divisor, pr_Tensor *gx,
-                                            pr_Tensor *gt) {
-  if (!class_dtypes_ok(p, gx, t, w, logp, g) || (gt != NULL && gt->dtype != gx->dtype)) {
-    pr_cuda_fail("cross_entropy backward: cuda kernels take float32, float16 or bfloat16 "
-                 "gradients, weights and probabilities of one dtype");
-    return;
-  }
+extern "C" int pr_cuda_class_loss_backward(pr_Runtime *rt, const pr_ClassLoss *p,
+                                           const pr_Tensor *logp, const pr_Tensor *t,
+                                           const pr_Tensor *w, const pr_Tensor *g, double divisor,
+                                           pr_Tensor *gx, pr_Tensor *gt) {
+  if (!class_dtypes_ok(p, gx, t, w, logp, g) || (gt != NULL && gt->dtype != gx->dtype))
+    return pr_error(rt, "cross_entropy backward: cuda kernels take float32, float16 or bfloat16 "
+                    "gradients, weights and probabilities of one dtype");
   const int64_t *ti = p->soft ? NULL : at0<int64_t>(t);
   PR_FLOAT_SWITCH(gx->dtype, class_grad_of<T>(p, at0<float>(logp), ti,
                                               p->soft ? at0<T>(t) : NULL, at0<T>(w), at0<T>(g),
                                               divisor, at0<T>(gx), at0<T>(gt)));
-  pr_cuda_note("cross_entropy backward");
+  return pr_cuda_check(rt, "cross_entropy backward");
 }
 
 /* {====================== mse_loss ======================} */

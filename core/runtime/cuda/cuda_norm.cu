@@ -64,9 +64,7 @@ __global__ void norm_stats(pr_NormPlan p, const T *x, float *mean, float *rstd, 
 
 static int64_t cells_of(const pr_NormPlan *p) { return p->groups == 0 ? p->C : p->N * p->groups; }
 
-static unsigned cell_blocks(int64_t cells) {
-  return (unsigned)(cells < 1 ? 1 : cells > 65536 ? 65536 : cells);
-}
+static unsigned cell_blocks(int64_t cells) { return pr_grid(cells); }
 
 /* t's element 0 as a T pointer (NULL for no tensor). */
 template <class T> static T *at1(const pr_Tensor *t) {
@@ -247,7 +245,7 @@ extern "C" int pr_cuda_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int
   unsigned long long *first = (unsigned long long *)pr_cuda_alloc(sizeof *first);
   if (first == NULL) return pr_error(rt, "embedding: out of device memory");
   unsigned long long none = ~0ull;
-  int rc = pr_cuda_from_host(first, &none, sizeof none);
+  int rc = pr_cuda_from_host(rt, first, &none, sizeof none);
   const void *ip = idx->storage->data;
   int i64 = idx->dtype == PROF_I64;
   View iv = view_of(idx);
@@ -259,7 +257,7 @@ extern "C" int pr_cuda_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int
     rc = pr_cuda_check(rt, "embedding");
   }
   unsigned long long at = none;
-  if (rc == 0 && pr_cuda_to_host(&at, first, sizeof at) != 0) rc = pr_cuda_check(rt, "embedding");
+  if (rc == 0) rc = pr_cuda_to_host(rt, &at, first, sizeof at);
   if (rc == 0 && at != none) {
     int64_t v = 0;
     size_t es = dsize(idx->dtype);
@@ -271,10 +269,11 @@ extern "C" int pr_cuda_embedding_check(pr_Runtime *rt, const pr_Tensor *idx, int
       off += (rest % idx->shape[d]) * idx->stride[d];
       rest /= idx->shape[d];
     }
-    if (i64) pr_cuda_to_host(&v, src + es * (size_t)off, sizeof v);
-    else pr_cuda_to_host(&v32, src + es * (size_t)off, sizeof v32), v = v32;
-    rc = pr_error(rt, "embedding: index %lld is out of range for a vocabulary of %lld",
-                  (long long)v, (long long)vocab);
+    if (i64) rc = pr_cuda_to_host(rt, &v, src + es * (size_t)off, sizeof v);
+    else if ((rc = pr_cuda_to_host(rt, &v32, src + es * (size_t)off, sizeof v32)) == 0) v = v32;
+    if (rc == 0)
+      rc = pr_error(rt, "embedding: index %lld is out of range for a vocabulary of %lld",
+                    (long long)v, (long long)vocab);
   }
   pr_cuda_free(first, sizeof *first);
   return rc;

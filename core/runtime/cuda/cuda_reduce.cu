@@ -77,7 +77,7 @@ extern "C" int pr_cuda_reduce(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor 
     return pr_cuda_refuse(rt, name, "not a reduction kind");
   Split s = split(x, reduced);
   if (s.cells > 0) {
-    unsigned blocks = (unsigned)(s.cells > 65536 ? 65536 : s.cells);
+    unsigned blocks = pr_grid(s.cells);
     PR_FLOAT_SWITCH(x->dtype, reduce_cells<T><<<blocks, PR_THREADS, 0, PR_STREAM>>>(
                                   (int)kind, base_of<T>(x), s, correction,
                                   base_of<T>(out) + out->offset));

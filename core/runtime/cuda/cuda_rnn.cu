@@ -108,10 +108,9 @@ static int draw_masks(pr_Runtime *rt, const pr_RnnPlan *p, float *ws) {
   if (m == NULL)
     return pr_error(rt, "rnn: out of host memory for %lld dropout mask values", (long long)n);
   for (int64_t i = 0; i < n; i++) m[i] = pr_rand_uniform(rt) < p->dropout ? 0.0f : scale;
-  int rc = pr_cuda_from_host(ws + at, m, sizeof *m * (size_t)n);
+  int rc = pr_cuda_from_host(rt, ws + at, m, sizeof *m * (size_t)n);
   free(m);
-  if (rc != 0) return pr_cuda_check(rt, "rnn") != 0 ? PR_ERR : pr_error(rt, "rnn: mask copy failed");
-  return 0;
+  return rc;
 }
 
 extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batch_first,
@@ -140,7 +139,7 @@ extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batc
     if (draw_masks(rt, p, ws) != 0) goto end;
     /* the workspace starts with x time-major */
     if (batch_first) swap_01(pr_f32(xc), ws, N, T, p->In);
-    else pr_cuda_copy(ws, pr_f32(xc), sizeof(float) * (size_t)(T * N * p->In));
+    else if (pr_cuda_copy(rt, ws, pr_f32(xc), sizeof(float) * (size_t)(T * N * p->In)) != 0) goto end;
     if (pr_cuda_check(rt, "rnn") != 0) goto end;
     for (int64_t l = 0; l < p->L; l++) {
       const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
@@ -168,7 +167,7 @@ extern "C" int pr_cuda_rnn_forward(pr_Runtime *rt, const pr_RnnPlan *p, int batc
     }
     const float *y = pr_rnn_output(p, ws);
     if (batch_first) swap_01(y, r, T, N, DH);
-    else pr_cuda_copy(r, y, sizeof(float) * (size_t)nout);
+    else if (pr_cuda_copy(rt, r, y, sizeof(float) * (size_t)nout) != 0) goto end;
     rc = pr_cuda_check(rt, "rnn");
   }
 end:
@@ -251,8 +250,10 @@ static int dir_back(pr_Runtime *rt, const pr_RnnPlan *p, const pr_RnnDir *r, int
                      r->whh, H, 0, 1.0f, dh, H, 0, 1) != 0)
       return PR_ERR;
   }
-  if (gh0 != NULL) pr_cuda_copy(gh0 + s0, dh, sizeof(float) * (size_t)(N * H));
-  if (gc0 != NULL && r->cs) pr_cuda_copy(gc0 + s0, dc, sizeof(float) * (size_t)(N * H));
+  if (gh0 != NULL && pr_cuda_copy(rt, gh0 + s0, dh, sizeof(float) * (size_t)(N * H)) != 0)
+    return PR_ERR;
+  if (gc0 != NULL && r->cs && pr_cuda_copy(rt, gc0 + s0, dc, sizeof(float) * (size_t)(N * H)) != 0)
+    return PR_ERR;
   int64_t rows = T * N;
   if (gw != NULL && rows > 0) {
     float *gwih = gw + (r->wih - w), *gwhh = gw + (r->whh - w);
@@ -262,7 +263,7 @@ static int dir_back(pr_Runtime *rt, const pr_RnnPlan *p, const pr_RnnDir *r, int
                      0, 1.0f, gwhh, H, 0, 1) != 0)
       return PR_ERR;
     if (p->bias && G > 0) {
-      unsigned blocks = (unsigned)(G < 65536 ? G : 65536);
+      unsigned blocks = pr_grid(G);
       col_sums<<<blocks, PR_THREADS, 0, PR_STREAM>>>(dxi, rows, G, gw + (r->bih - w));
       col_sums<<<blocks, PR_THREADS, 0, PR_STREAM>>>(dhh, rows, G, gw + (r->bhh - w));
     }
@@ -301,13 +302,14 @@ extern "C" int pr_cuda_rnn_backward(pr_Runtime *rt, const pr_RnnPlan *p, int bat
   int rc = PR_ERR;
   /* the output's gradient time-major */
   if (batch_first) swap_01(gp, dout, N, T, DH);
-  else pr_cuda_copy(dout, gp, sizeof(float) * (size_t)nout);
-  if (gw != NULL) pr_cuda_zero(gw, sizeof(float) * (size_t)pr_rnn_weights_size(p));
+  else if (pr_cuda_copy(rt, dout, gp, sizeof(float) * (size_t)nout) != 0) goto end;
+  if (gw != NULL && pr_cuda_zero(rt, gw, sizeof(float) * (size_t)pr_rnn_weights_size(p)) != 0)
+    goto end;
   if (pr_cuda_check(rt, "rnn backward") != 0) goto end;
   for (int64_t l = p->L - 1; l >= 0; l--) {
     const float *in = l == 0 ? ws : ws + pr_rnnl_out_offset(p, l - 1);
     int want_in = l > 0 || gx != NULL;
-    pr_cuda_zero(din, sizeof(float) * (size_t)lay);
+    if (pr_cuda_zero(rt, din, sizeof(float) * (size_t)lay) != 0) goto end;
     for (int64_t d = 0; d < p->D; d++) {
       pr_RnnDir r = pr_rnnl_dir(p, w, (float *)ws, l, d);   /* read only: the states and activations */
       if (dir_back(rt, p, &r, l, d, in, dout, ghn, gcn, want_in ? din : NULL, gh0, gc0, gw, w,
@@ -322,7 +324,7 @@ extern "C" int pr_cuda_rnn_backward(pr_Runtime *rt, const pr_RnnPlan *p, int bat
   }
   if (gx != NULL) {
     if (batch_first) swap_01(dout, gx, T, N, p->In);
-    else pr_cuda_copy(gx, dout, sizeof(float) * (size_t)(T * N * p->In));
+    else if (pr_cuda_copy(rt, gx, dout, sizeof(float) * (size_t)(T * N * p->In)) != 0) goto end;
   }
   rc = pr_cuda_check(rt, "rnn backward");
 end:

@@ -252,7 +252,7 @@ __global__ void softmax_grad_strided(int log_form, const T *y, const T *g, T *o,
   }
 }
 
-static unsigned row_blocks(int64_t rows) { return (unsigned)(rows < 1 ? 1 : rows > 65536 ? 65536 : rows); }
+static unsigned row_blocks(int64_t rows) { return pr_grid(rows); }
 
 extern "C" int pr_cuda_softmax(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, int d,
                                pr_Tensor *out) {

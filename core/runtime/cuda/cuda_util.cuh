@@ -57,12 +57,19 @@ __device__ __forceinline__ int64_t view_off(const View &v, int64_t i) {
   return off;
 }
 
-/* Grid-stride loops: any element count (int64) on a bounded grid. */
+/* Grid-stride loops: any element count (int64) on a bounded grid. PR_GRID_MAX blocks keep every
+   SM of a large GPU busy; past it a block takes several rows or elements. A grid's y and z may
+   not pass PR_GRID_YZ_MAX (CUDA's limit), so work batched along them is launched in slices. */
 #define PR_THREADS 256
-static inline unsigned pr_blocks(int64_t n) {
-  int64_t b = (n + PR_THREADS - 1) / PR_THREADS;
-  return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+#define PR_GRID_MAX 65536
+#define PR_GRID_YZ_MAX 65535
+
+/* Blocks for work items (rows, cells, blocks of elements) one block each, in [1, PR_GRID_MAX]. */
+static inline unsigned pr_grid(int64_t items) {
+  return (unsigned)(items < 1 ? 1 : items > PR_GRID_MAX ? PR_GRID_MAX : items);
 }
+
+static inline unsigned pr_blocks(int64_t n) { return pr_grid((n + PR_THREADS - 1) / PR_THREADS); }
 
 template <class F> __global__ void pr_map_kernel(int64_t n, F f) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;

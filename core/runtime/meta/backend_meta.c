@@ -4,21 +4,21 @@
 /* the stubs take the kernels' parameters and read none of them */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#define ZERO_int 0
-#define ZERO_void
-#define STUB(ret, name, params, args) static ret meta_##name params { return ZERO_##ret; }
+#define STUB(name, params, args) static int meta_##name params { return 0; }
 PR_KERNEL_LIST(STUB)
 #undef STUB
 
-#define ENTRY(ret, name, params, args) .name = meta_##name,
+#define ENTRY(name, params, args) .name = meta_##name,
 static const pr_Kernels kernels = {PR_KERNEL_LIST(ENTRY)};
 #undef ENTRY
 
 /* Never called: a shapes-only device gets no storage. */
 static void *meta_alloc(const pr_Backend *be, size_t nbytes) { return NULL; }
 static void meta_free(const pr_Backend *be, void *p, size_t nbytes) {}
-static int meta_copy(const pr_Backend *be, void *dst, const void *src, size_t n) { return 0; }
-static int meta_zero(const pr_Backend *be, void *p, size_t n) { return 0; }
+static int meta_copy(const pr_Backend *be, pr_Runtime *rt, void *dst, const void *src, size_t n) {
+  return 0;
+}
+static int meta_zero(const pr_Backend *be, pr_Runtime *rt, void *p, size_t n) { return 0; }
 
 static const pr_Backend meta = {
     .name = "meta", .prof_device = PROF_DEVICE_CPU, .holds_values = 0, .alloc = meta_alloc,
