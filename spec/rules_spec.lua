@@ -148,7 +148,7 @@ describe("flop rules", function()
       { "nan.lua", "nan.lua:3 returned flops = ", "nan (expected a non-negative number)" },
       { "string.lua", "string.lua:3 returned string ", "expected a table" },
       { "flops_string.lua", "flops_string.lua:3 returned flops = x ", "expected a non-negative number" },
-      -- 1.5 was rounded to 2; 2^63 (a float) failed inside flops_profiler.lua without the rule's line
+      -- 1.5 was rounded to 2; 2^63 (a float) failed inside the flops profiler without the rule's line
       { "fraction.lua", "fraction.lua:3 returned flops = 1.5 ", "expected a whole number: counts are not rounded" },
       { "huge.lua", "huge.lua:3 returned flops = 9.2233720368548e+18, ", "more than a count holds (at most 2^63 - 1" },
       { "huge_bytes.lua", "huge_bytes.lua:3 returned bytes + bytes_read = 9223372036854775807 + 1, ",

@@ -11,7 +11,7 @@
 **
 ** In Lua the same scope cost about two function calls, three table accesses and a method
 ** lookup a side (250-400 ns on a slow machine); here it is a C call each way behind
-** profiler.lua's record_function.
+** prof.profiler's record_function.
 */
 typedef struct LScopes {
   int recording;               /* a window of st records */
@@ -36,7 +36,7 @@ static const char *interned(lua_State *L, prof_State *S, int idx) {
   return p;
 }
 
-/* An error at level 2: the line that called profiler.lua's record_function. */
+/* An error at level 2: the line that called prof.profiler's record_function. */
 static int caller_error(lua_State *L, const char *what, const char *detail) {
   luaL_where(L, 2);
   lua_pushfstring(L, "record_function: %s%s", what, detail);
@@ -129,7 +129,7 @@ static int l_depth(lua_State *L) {
 }
 
 /* core.new_scopes() -> {push=, push_numbered=, pop=, start=, stop=, depth=}: one scope stack,
-   profiler.lua's. */
+   prof.profiler's. */
 static int l_new_scopes(lua_State *L) {
   LScopes *sc = lua_newuserdatauv(L, sizeof *sc, 2);
   sc->recording = 0;

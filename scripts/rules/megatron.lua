@@ -1,7 +1,7 @@
 -- megatron.lua — flop rules for Megatron-LM's fused layers, whose CUDA kernels no op-level counter can see.
 --
 -- A rule's counts replace those of the ops its module runs; it uses the rule API's ctx (README
--- "Flop rules", lua/prof/rules.lua): ctx.conventions says how to count, ctx.bytes(t) a tensor's size.
+-- "Flop rules", lua/prof/flops_profiler/rules.lua): ctx.conventions says how to count, ctx.bytes(t) a tensor's size.
 --
 -- FusedScaleMaskSoftmax (scaled_masked_softmax / scaled_upper_triang_masked_softmax kernels): per
 -- element of the scores, 1 multiply by the scale (the kernel always scales, by 1.0 when Megatron

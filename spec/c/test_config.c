@@ -297,7 +297,7 @@ static void test_deepspeed_bf16(void) {
 
 /*
 ** The optimizer section is DeepSpeed's: the core checks its own keys and hands it on as written;
-** type names, params and their combinations are lua/prof/ds_optimizer.lua's
+** type names, params and their combinations are lua/prof/deepspeed/optimizer.lua's
 ** (spec/ds_optimizer_spec.lua).
 */
 static void test_optimizer_fixture(void) {

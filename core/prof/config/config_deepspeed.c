@@ -29,7 +29,7 @@ static const char *const top_keys[] = {
   "vocabulary_size",                     /* runtime/config.py */
   "dataloader_drop_last",                /* deepspeed_io's DataLoader */
   /* schedule */
-  "optimizer",                           /* {type, params}: lua/prof/ds_optimizer.lua */
+  "optimizer",                           /* {type, params}: lua/prof/deepspeed/optimizer.lua */
   "scheduler",                           /* {type, params} */
   "zero_allow_untested_optimizer",
   "zero_force_ds_cpu_optimizer",
@@ -96,7 +96,7 @@ static const char *const top_keys[] = {
 ** page lists under another heading, and the fields DeepSpeed's ZeRO config models read
 ** (deepspeed/runtime/zero/config.py @ 1b88ac36, zero/offload_config.py @ 1978617c).
 ** Sections not listed (pipeline, elasticity, compile, data_efficiency, tensor_parallel,
-** expert_parallel, amp, ...) and params objects (optimizer.params: lua/prof/ds_optimizer.lua
+** expert_parallel, amp, ...) and params objects (optimizer.params: lua/prof/deepspeed/optimizer.lua
 ** checks them per type; scheduler.params: per scheduler) are passed on unchecked.
 */
 static const char *const optimizer_keys[] = { "type", "params", "legacy_fusion", NULL };

@@ -33,9 +33,9 @@ end
 --[[
 Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
 DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
-DeepSpeed sections the engine applies (the optimizer: lua/prof/ds_optimizer.lua; scheduler, fp16,
-bf16, gradient_clipping: lua/prof/ds_training.lua's check), then what needs
-the runtime or the file system (lua/prof/config_check.lua: device, format, script paths), with the
+DeepSpeed sections the engine applies (the optimizer: lua/prof/deepspeed/optimizer.lua; scheduler, fp16,
+bf16, gradient_clipping: lua/prof/deepspeed/training.lua's check), then what needs
+the runtime or the file system (lua/prof/config/check.lua: device, format, script paths), with the
 same message form as the loader's. Returns the table, or nil, message, "io"|"config".
 ]]
 function M.load(path, overrides)

@@ -37,7 +37,7 @@ local function batch_size_of(inputs)
 end
 
 -- The optimizer deepspeed.initialize builds from the config's optimizer section when the script
--- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/ds_optimizer.lua,
+-- passes none: the policy (DeepSpeed's rules and FusedAdam's defaults) is lua/prof/deepspeed/optimizer.lua,
 -- which also checks a config table written by hand (the loader has not seen it).
 local function build_optimizer(model, section)
   local checked, _, err = ds_optimizer.check(section)
@@ -58,7 +58,7 @@ no optimizer. The engine:
   engine:step()          at a gradient-accumulation boundary: the optimizer step (skipped on an
                          fp16 overflow; unscaled, clipped, then the scheduler), zero_grad; profiles
                          and prints at flops_profiler.profile_step (profile_window_opens)
-The DeepSpeed sections around the step are lua/prof/ds_training.lua's.
+The DeepSpeed sections around the step are lua/prof/deepspeed/training.lua's.
 ]]
 function M.initialize(o)
   if type(o) ~= "table" or not module.is_module(o.model) then

@@ -6,10 +6,10 @@
   buffers, and the floating tensors given to engine(...), become float16 / bfloat16, so that
   every byte count is in the configured dtype (DeepSpeed's module.half() / bfloat16()). The cpu
   computes float32 only: there the model stays float32 and a note says so; fp16's loss scaling
-  (lua/prof/loss_scaler.lua) applies wherever the engine trains.
+  (lua/prof/deepspeed/loss_scaler.lua) applies wherever the engine trains.
 * gradient_clipping > 0: the gradients' global L2 norm is clipped before the optimizer step, as
   DeepSpeed's clip_grad_norm_ (and torch's): coef = max_norm / (norm + 1e-6), applied when < 1.
-* scheduler: lua/prof/ds_scheduler.lua, stepped after every optimizer step that is not skipped.
+* scheduler: lua/prof/deepspeed/scheduler.lua, stepped after every optimizer step that is not skipped.
 * "auto" (Hugging Face's placeholder) is read as DeepSpeed's default, with a note.
 ]]
 local core = require "prof.core"
