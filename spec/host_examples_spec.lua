@@ -179,7 +179,9 @@ describe("host examples against an installed prefix", function()
       assert.truthy(built.stdout:find("\n  %(fc2%): Linear%(68 = 32%.08%% Params, 640 MACs = 33%.33%% MACs, "))
     end)
 
-    it("gives the same text from the Lua report script and from prof_write_deepspeed_report", function()
+    -- one writer, two documents: the profile table the Lua report reads (the flops profiler's
+    -- rows) and the snapshot prof_write_deepspeed_report reads must say the same
+    it("gives the same text from the profile table and from the snapshot", function()
       assert.equal(0, built.code, shows(built))
       local lua_text = assert(run.read(dir .. "/report_lua.txt"))
       assert.equal(lua_text, assert(run.read(dir .. "/report_c.txt")))

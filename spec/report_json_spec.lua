@@ -227,14 +227,15 @@ describe("scripts/reports/json.lua", function()
     assert.are.equal('{\n  "b": 1,\n  "a": [\n    true,\n    null\n  ]\n}',
       enc.encode(enc.object({ "b", "a" }, { b = 1, a = { true, enc.null } })))
   end)
-  it("streams a wide profile in slices of 1,024 modules whose join is the whole document", function()
+  it("streams a wide profile in pieces of at most 64 KiB whose join is the whole document", function()
     local kids = {}
     for i = 1, 2500 do kids[i] = { name = tostring(i - 1), type = "ReLU", flops = i, bytes = 8 * i } end
     local q = build.profile({ type = "Sequential", flops = 3126250, children = kids })
     local pieces = {}
     assert.are.equal("", render(q, { emit = function(s) pieces[#pieces + 1] = s end }))
-    -- the summary, ceil(2,501 / 1,024) = 3 slices of modules, the end
-    assert.are.equal(5, #pieces)
+    -- 2,501 modules of about 250 bytes: several pieces, none held beyond the writer's 64 KiB
+    assert.is_true(#pieces >= 8, #pieces)
+    for i, s in ipairs(pieces) do assert.is_true(#s <= 65536, "piece " .. i .. ": " .. #s) end
     assert.are.equal(render(q), table.concat(pieces))
     local d = decode(table.concat(pieces))
     assert.are.equal(2501, #d.modules)

@@ -86,7 +86,7 @@ void lbind_open_ops_resample(lua_State *L);
 void lbind_open_optim(lua_State *L);
 void lbind_open_peaks(lua_State *L);
 void lbind_open_term(lua_State *L);
-void lbind_open_json(lua_State *L);
+void lbind_open_report(lua_State *L);
 void lbind_open_files(lua_State *L);
 void lbind_open_hooks(lua_State *L);
 void lbind_open_scopes(lua_State *L);

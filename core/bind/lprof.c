@@ -23,7 +23,7 @@ int luaopen_prof_core(lua_State *L) {
   lbind_open_peaks(L);
   lbind_open_term(L);
   lbind_open_files(L);
-  lbind_open_json(L);
+  lbind_open_report(L);
   lbind_open_hooks(L);
   lbind_open_scopes(L);
   lua_pushliteral(L, PROF_VERSION);

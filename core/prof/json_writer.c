@@ -164,7 +164,12 @@ void profW_double(profW_Writer *w, double v) {
     puts_(w, "null");
     return;
   }
-  snprintf(buf, sizeof buf, "%.17g", v);
+  /* an integral value below 2^63 as its digits (1e+20 as 100000000000000000000), as the Lua
+     encoder (lua/prof/report/json_encode.lua) prints it, so both write one number one way */
+  if (v == floor(v) && v > -9223372036854775808.0 && v < 9223372036854775808.0)
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+  else
+    snprintf(buf, sizeof buf, "%.17g", v);
   puts_(w, buf);
 }
 

@@ -13,7 +13,8 @@
 **     prof_range_push / pop, prof_instant, prof_counter .......... any thread, hot path
 **   prof_stop (takes the snapshot; or prof_snapshot while active)
 **   prof_module_info / prof_totals / prof_event_at ............ read the snapshot
-**   prof_write_deepspeed_report, prof_write_profile_json, prof_write_chrome_trace_file
+**   prof_write_deepspeed_report, prof_write_profile_json (or prof_write_report of a document),
+**   prof_write_chrome_trace_file
 **   prof_close
 **
 ** Conventions every entry follows:
@@ -1120,8 +1121,9 @@ PROF_API void prof_runinfo_init(prof_RunInfo *info);
 typedef int (*prof_WriteFn)(void *ud, const char *data, size_t len);
 
 /*
-** Writes the "profrun.profile/1" JSON document (README, "JSON profile") for the current counters through fn.
-** [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM]
+** Writes the "profrun.profile/1" JSON document (README, "JSON profile") for the current counters
+** through fn: prof_write_report of the snapshot's document, info supplying the summary's run
+** facts. [may fail: PROF_ERRIO when fn fails, PROF_ERRMEM]
 */
 PROF_API int prof_write_profile_json(prof_State *S, const prof_RunInfo *info, prof_WriteFn fn,
                                      void *ud);
@@ -1183,6 +1185,7 @@ typedef struct prof_ReportOptions {
   int64_t top_modules;         /* entries per depth; 1 */
   int detailed;                /* print the tree; 1 */
   int timed;                   /* latencies were measured; 0 prints "n/a" (the meta device); 1 */
+  int detailed_backward;       /* the tree also prints each module's measured backward; 0 */
 } prof_ReportOptions;
 
 PROF_API void prof_report_options_init(prof_ReportOptions *opts);
@@ -1196,13 +1199,100 @@ typedef int (*prof_ReportFn)(prof_State *S, const prof_ReportOptions *opts, prof
 
 /*
 ** DeepSpeed's print_model_profile text for the first root's tree (summary, aggregated profile per
-** depth, detailed tree), the text scripts/reports/deepspeed.lua renders for a flops profile
-** without an engine (no folding of repeated children, no extra_repr: C hosts have neither).
-** Reads the snapshot: after prof_stop or prof_snapshot, while no thread records. opts NULL: the
-** defaults. [may fail: PROF_ERRSTATE with no module, PROF_ERRIO when out fails, PROF_ERRMEM]
+** depth, detailed tree): prof_write_report of the snapshot's document (prof_ReportDoc), as a
+** flops profile without an engine. Reads the snapshot: after prof_stop or prof_snapshot, while no
+** thread records. opts NULL: the defaults. [may fail: PROF_ERRSTATE with no module, PROF_ERRIO
+** when out fails, PROF_ERRMEM]
 */
 PROF_API int prof_write_deepspeed_report(prof_State *S, const prof_ReportOptions *opts,
                                          prof_WriteFn out, void *out_ud);
+
+/* {====================== report documents ======================} */
+
+/*
+** What the report writers read: a summary and the modules of one tree. The snapshot is one
+** (prof_write_deepspeed_report, prof_write_profile_json); a host with numbers of its own (an
+** engine's step latencies, roofline fields, module reprs) builds one, and profrun's Lua reports
+** are written from theirs. A count nobody knows is PROF_UNKNOWN, a number NAN, a string NULL:
+** the JSON writes null where the key is required and leaves an optional key out, the text "n/a".
+*/
+#define PROF_UNKNOWN INT64_MIN
+
+typedef struct prof_ReportSummary {
+  size_t size;                 /* set by prof_report_doc_init */
+  const char *device, *conventions;
+  int64_t world_size, dp_size, mp_size, batch_size;
+  int64_t params, params_model, fwd_macs, fwd_flops, fwd_flops_model, bwd_flops;
+  double fwd_latency_s, bwd_latency_s, step_latency_s, iter_latency_s, samples_per_s;
+  /* written only when known */
+  int64_t gradient_accumulation_steps;
+  double peak_flops, peak_bytes_per_s, ridge_intensity, mfu, fwd_mfu, iter_mfu;
+  const char *peaks_machine;
+  int saturated;               /* some count stopped at INT64_MAX: the numbers are lower bounds */
+  /* the text's: DeepSpeed's engine ran (its sizes, backward, step and iteration lines) */
+  int engine;
+  double recompute_fwd_factor; /* share of the forward recomputed in the backward; 0 */
+  int64_t profile_step;        /* PROF_UNKNOWN: the options' */
+} prof_ReportSummary;
+
+typedef struct prof_ReportModule {
+  size_t size;                 /* set by prof_report_module_init */
+  const char *name;            /* its attribute name in the parent ("conv1"); "" for the root */
+  const char *path;            /* dotted path ("layer1.0.conv1"); NULL: made from the names */
+  const char *type;            /* the class name as PyTorch spells it */
+  const char *extra_repr;      /* the text tree prints it after the counts (may hold lines) */
+  int32_t parent;              /* the parent's index; -1 for the root */
+  int32_t depth;
+  int hidden;                  /* left out of every report: its children take its place */
+  int fold;                    /* the text tree prints a run of identical children once */
+  int64_t params, macs, flops, bytes, calls;   /* inclusive of the subtree */
+  double fwd_latency_s, bwd_latency_s;
+  /* written only when known: the measured backward, and the roofline verdict */
+  int64_t bwd_flops, exact_flops;
+  double intensity, achieved_flops, achieved_bytes_per_s, mfu;
+  const char *bound;           /* "compute", "memory" or "overhead" */
+  int bound_expected;          /* 1: judged by intensity alone (nothing ran); -1 unknown */
+} prof_ReportModule;
+
+/*
+** Fills *m with module index (0 is the root) of the document; strings must stay valid until
+** the next call. Returns 0, or non-zero to stop the writer (prof_write_report fails).
+*/
+typedef int (*prof_ReportModuleFn)(void *ud, int32_t index, prof_ReportModule *m);
+
+/*
+** The modules come in pre-order: a module after its parent, its subtree before its next sibling,
+** so that a module's children are the following modules naming it as parent, in order. Only the
+** tree of module 0 is written.
+*/
+typedef struct prof_ReportDoc {
+  size_t size;                 /* set by prof_report_doc_init */
+  prof_ReportSummary summary;
+  int32_t count;
+  prof_ReportModuleFn module;
+  void *ud;
+} prof_ReportDoc;
+
+/* An empty document: every summary field unknown, no modules. */
+PROF_API void prof_report_doc_init(prof_ReportDoc *doc);
+
+/* A module with every field unknown, no parent, name and type "". */
+PROF_API void prof_report_module_init(prof_ReportModule *m);
+
+typedef enum prof_ReportFormat {
+  PROF_REPORT_DEEPSPEED,       /* DeepSpeed's print_model_profile text */
+  PROF_REPORT_JSON             /* the "profrun.profile/1" document */
+} prof_ReportFormat;
+
+/*
+** Writes doc in format through out, reading each module as it goes (a document of a million
+** modules is never held: the writer keeps a few numbers a module). S gives the allocator and
+** holds the message; doc need not come from it. opts NULL: the defaults (JSON reads none).
+** [may fail: PROF_ERRARG for a document that is not a tree in pre-order or a module reader that
+** failed, PROF_ERRSTATE with no module (text), PROF_ERRIO when out fails, PROF_ERRMEM]
+*/
+PROF_API int prof_write_report(prof_State *S, prof_ReportFormat format, const prof_ReportDoc *doc,
+                               const prof_ReportOptions *opts, prof_WriteFn out, void *out_ud);
 
 /* {====================== trace ======================} */
 

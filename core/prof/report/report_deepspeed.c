@@ -1,147 +1,22 @@
-/* report_deepspeed.c — DeepSpeed's print_model_profile text from the snapshot, for hosts without Lua. */
+/* report_deepspeed.c — DeepSpeed's print_model_profile text of a report document, character for character. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "prof_internal.h"
+#include "saturate.h"
+#include "report/report_internal.h"
 
 /*
-** The same text as scripts/reports/deepspeed.lua renders for a profile without an engine (the
-** flops profiler around a forward): summary, aggregated profile per depth, detailed tree.
-** spec/host_examples_spec.lua checks the two byte for byte on examples/host_lua's recording.
-** Numbers follow DeepSpeed's formatters: Python's round(x, 2) (printf's exact half-even
-** rounding read back as a double), then "%g".
+** Deliberate differences from DeepSpeed: "params of model" prints params per GPU * mp_size also
+** standalone; the aggregated section prints every depth including the innermost, and a
+** module_depth beyond the tree prints what exists; unknown latencies (meta device) print "n/a"
+** and a zero latency prints "0 FLOPS" instead of dividing by zero; hidden (ignored) modules give
+** their rows to their children; fold containers print "(0-23): 24 x ...". A document with the
+** device's peaks also gets MFU, the FLOPS printed beside it over the peak: a "fwd MFU" line after
+** the fwd FLOPS, an "MFU per GPU" line after the iteration FLOPS, and "N% MFU" after each
+** module's FLOPS (DeepSpeed prints none of these).
 */
-
-#define PRECISION 2
-
-/* One module as the report reads it; durations are NAN when unknown (not timed). */
-typedef struct Row {
-  const char *name, *type;
-  int32_t parent, first_child, next_sibling, last_child;
-  int hidden;
-  int64_t params, macs, flops;
-  double latency;              /* own fwd latency in s, NAN when not measured */
-  double duration;             /* DeepSpeed's get_module_duration */
-} Row;
-
-typedef struct Out {
-  prof_WriteFn fn;
-  void *ud;
-  int failed;
-} Out;
-
-static void put(Out *o, const char *s, size_t len) {
-  if (!o->failed && len > 0 && o->fn(o->ud, s, len) != 0) o->failed = 1;
-}
-
-static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void pad(Out *o, size_t n) {
-  static const char spaces[] = "                                                                ";
-  while (n > 0) {
-    size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-    put(o, spaces, k);
-    n -= k;
-  }
-}
-
-/* Python's round(x, 2) on a float. */
-static double py_round(double x) {
-  char buf[512];
-  if (!isfinite(x)) return x;
-  snprintf(buf, sizeof buf, "%.*f", PRECISION, x);
-  double r = strtod(buf, NULL);
-  if (r == 0 && buf[0] == '-') r = -0.0;
-  return r;
-}
-
-/* DeepSpeed's number_to_string(num) + suffix into buf; "n/a" for NAN. */
-static const char *number(double num, const char *suffix, char *buf, size_t size) {
-  if (isnan(num)) return snprintf(buf, size, "n/a"), buf;
-  double mag;
-  const char *unit;
-  if (num >= 1e12) mag = 1e12, unit = "T";
-  else if (num >= 1e9) mag = 1e9, unit = "G";
-  else if (num >= 1e6) mag = 1e6, unit = "M";
-  else if (num >= 1e3) mag = 1e3, unit = "K";
-  else if (num >= 1 || num == 0) mag = 1, unit = "";
-  else if (num >= 1e-3) mag = 1e-3, unit = "m";
-  else mag = 1e-6, unit = "u";
-  snprintf(buf, size, "%g %s%s", py_round(num / mag), unit, suffix);
-  return buf;
-}
-
-/* params_to_string: "B" for billions, no trailing space. */
-static const char *params_str(int64_t params, char *buf, size_t size) {
-  number((double)params, "", buf, size);
-  for (char *p = buf; *p; p++)
-    if (*p == 'G') *p = 'B';
-  size_t n = strlen(buf);
-  while (n > 0 && buf[n - 1] == ' ') buf[--n] = '\0';
-  return buf;
-}
-
-/* DeepSpeed's percentage: round(100 * x / total, 2) as %g; "0" when total is 0 or unknown. */
-static const char *pct(double x, double total, char *buf, size_t size) {
-  if (isnan(x)) snprintf(buf, size, "n/a");
-  else if (isnan(total) || total == 0) snprintf(buf, size, "0");
-  else snprintf(buf, size, "%g", py_round(100 * x / total));
-  return buf;
-}
-
-static const char *pct_int(int64_t x, int64_t total, char *buf, size_t size) {
-  /* 100 * x in integers, as Lua computes it, unless that would wrap (a saturated count) */
-  double scaled = (x > INT64_MAX / 100 || x < -(INT64_MAX / 100)) ? 100.0 * (double)x
-                                                                  : (double)(100 * x);
-  if (total == 0) return snprintf(buf, size, "0"), buf;
-  snprintf(buf, size, "%g", py_round(scaled / (double)total));
-  return buf;
-}
-
-/* work / latency as FLOPS: "n/a" when unknown, "0 FLOPS" at zero latency. */
-static const char *rate(double work, double latency, char *buf, size_t size) {
-  if (isnan(work) || isnan(latency)) return snprintf(buf, size, "n/a"), buf;
-  if (latency == 0) return number(0, "FLOPS", buf, size);
-  return number(work / latency, "FLOPS", buf, size);
-}
-
-/* DeepSpeed's line_fmt '{:<70}  {:<8}'. */
-static void line(Out *o, const char *label, const char *value) {
-  size_t l = strlen(label), v = strlen(value);
-  puts_(o, label);
-  pad(o, l < 70 ? 70 - l : 0);
-  put(o, "  ", 2);
-  puts_(o, value);
-  pad(o, v < 8 ? 8 - v : 0);
-  put(o, "\n", 1);
-}
-
-/* nil-aware sum: NAN is "unknown" and does not poison a known value. */
-static double add(double a, double b) {
-  if (isnan(a)) return b;
-  if (isnan(b)) return a;
-  return a + b;
-}
-
-/* Python's repr of a str, for the aggregated dicts. */
-static void pyrepr(Out *o, const char *s) {
-  char q = (strchr(s, '\'') && !strchr(s, '"')) ? '"' : '\'';
-  put(o, &q, 1);
-  for (const char *p = s; *p; p++) {
-    char buf[8];
-    unsigned char c = (unsigned char)*p;
-    if (c == '\\' || c == (unsigned char)q) snprintf(buf, sizeof buf, "\\%c", c);
-    else if (c == '\n') snprintf(buf, sizeof buf, "\\n");
-    else if (c == '\r') snprintf(buf, sizeof buf, "\\r");
-    else if (c == '\t') snprintf(buf, sizeof buf, "\\t");
-    else if (c < 0x20 || c == 0x7f) snprintf(buf, sizeof buf, "\\x%02x", c);
-    else buf[0] = (char)c, buf[1] = '\0';
-    puts_(o, buf);
-  }
-  put(o, &q, 1);
-}
 
 static const char *const NOTATIONS[] = {
   "Notations:",
@@ -170,350 +45,527 @@ static const char *const DETAIL_HEAD[] = {
   "",
 };
 
-void prof_report_options_init(prof_ReportOptions *opts) {
-  memset(opts, 0, sizeof *opts);
-  opts->size = sizeof *opts;
-  opts->profile_step = 1;
-  opts->module_depth = -1;
-  opts->top_modules = 1;
-  opts->detailed = 1;
-  opts->timed = 1;
-}
-
 typedef struct Report {
-  Out *o;
-  Row *rows;
-  int32_t n;
+  prof_State *S;
+  const prof_ReportDoc *doc;
+  const prof_ReportOptions *opts;
+  profP_Tree tree;
+  int64_t root_params, root_macs;   /* the percentages' totals; PROF_UNKNOWN without a root */
+  double peak;                      /* summary.peak_flops, NAN: no MFU */
 } Report;
 
-/* The shown children of k in order: a hidden child gives way to its own shown children. The
-   walk calls fn for each; the explicit stack keeps deep trees off the C stack. */
-static int32_t next_shown(const Report *R, int32_t *stack, int32_t *top) {
-  while (*top > 0) {
-    int32_t c = stack[--*top];
-    if (c < 0) continue;
-    if (R->rows[c].next_sibling >= 0) stack[(*top)++] = R->rows[c].next_sibling;
-    if (!R->rows[c].hidden) return c;
-    if (R->rows[c].first_child >= 0) stack[(*top)++] = R->rows[c].first_child;
-  }
-  return -1;
+static double known_int(int64_t v) { return v == PROF_UNKNOWN ? NAN : (double)v; }
+
+/* DeepSpeed's line_fmt '{:<70}  {:<8}'. */
+static void line(profP_Out *o, const char *label, const char *value) {
+  size_t l = strlen(label), v = strlen(value);
+  profP_puts(o, label);
+  profP_pad(o, l < 70 ? 70 - l : 0);
+  profP_put(o, "  ", 2);
+  profP_puts(o, value);
+  profP_pad(o, v < 8 ? 8 - v : 0);
+  profP_put(o, "\n", 1);
 }
 
-static void summary(Report *R, const prof_ReportOptions *opts, int saturated) {
-  Out *o = R->o;
-  char buf[128], val[128];
-  const Row *root = &R->rows[0];
-  puts_(o, "\n-------------------------- DeepSpeed Flops Profiler --------------------------\n");
-  snprintf(buf, sizeof buf, "Profile Summary at step %lld:\n", (long long)opts->profile_step);
-  puts_(o, buf);
-  for (size_t i = 0; i < sizeof NOTATIONS / sizeof *NOTATIONS; i++) {
-    puts_(o, NOTATIONS[i]);
-    put(o, "\n", 1);
-  }
-  if (saturated)
-    puts_(o, "Warning: some counts passed 2^63 - 1 and stopped there (saturated); they are lower bounds\n");
-  line(o, "params per GPU: ", params_str(root->params, val, sizeof val));
-  line(o, "params of model = params per GPU * mp_size: ", params_str(root->params, val, sizeof val));
-  line(o, "fwd MACs per GPU: ", number((double)root->macs, "MACs", val, sizeof val));
-  line(o, "fwd flops per GPU: ", number((double)root->flops, "", val, sizeof val));
-  line(o, "fwd flops of model = fwd flops per GPU * mp_size: ",
-       number((double)root->flops, "", val, sizeof val));
-  double fwd = isnan(root->latency) ? root->duration : root->latency;
-  line(o, "fwd latency: ", number(fwd, "s", val, sizeof val));
-  line(o, "fwd FLOPS per GPU = fwd flops per GPU / fwd latency: ",
-       rate((double)root->flops, fwd, val, sizeof val));
+static void text_line(profP_Out *o, const char *s) {
+  profP_puts(o, s);
+  profP_put(o, "\n", 1);
 }
 
-/* One aggregated entry: a type at a depth, summed. */
+/* A share of the peak as a percentage ("n/a" when unknown). */
+static const char *mfu_text(double share, char *buf) {
+  if (isnan(share)) snprintf(buf, PROFP_NUM, "n/a");
+  else snprintf(buf, PROFP_NUM, "%.2f%%", 100 * share);
+  return buf;
+}
+
+/* params_to_string of a sum held as a double (the aggregated profile's). */
+static const char *params_sum(double v, char *buf) {
+  if (isnan(v)) return snprintf(buf, PROFP_NUM, "n/a"), buf;
+  profP_number(v, "", buf);
+  for (char *p = buf; *p; p++)
+    if (*p == 'G') *p = 'B';
+  size_t n = strlen(buf);
+  while (n > 0 && buf[n - 1] == ' ') buf[--n] = '\0';
+  return buf;
+}
+
+/* {====================== summary ======================} */
+
+static void summary(Report *R, profP_Out *o, const prof_ReportModule *root) {
+  const prof_ReportSummary *p = &R->doc->summary;
+  char a[PROFP_NUM], b[PROFP_NUM], lbl[256];
+  text_line(o, "");
+  text_line(o, "-------------------------- DeepSpeed Flops Profiler --------------------------");
+  snprintf(lbl, sizeof lbl, "Profile Summary at step %s:", profP_pystr_int(R->opts->profile_step, a));
+  text_line(o, lbl);
+  for (size_t i = 0; i < sizeof NOTATIONS / sizeof *NOTATIONS; i++) text_line(o, NOTATIONS[i]);
+  int64_t mp = p->mp_size != PROF_UNKNOWN ? p->mp_size : 1;
+  if (p->saturated)
+    text_line(o, "Warning: some counts passed 2^63 - 1 and stopped there (saturated); they are lower bounds");
+  int64_t gas = p->gradient_accumulation_steps != PROF_UNKNOWN ? p->gradient_accumulation_steps : 1;
+  if (p->engine) {
+    line(o, "world size: ", profP_pystr_int(p->world_size != PROF_UNKNOWN ? p->world_size : 1, a));
+    line(o, "data parallel size: ", profP_pystr_int(p->dp_size != PROF_UNKNOWN ? p->dp_size : 1, a));
+    line(o, "model parallel size: ", profP_pystr_int(mp, a));
+    line(o, "batch size per GPU: ", profP_pystr_int(p->batch_size, a));
+    /* under gradient accumulation the counts and fwd/bwd latencies are one micro-batch's, the
+       iteration the whole optimizer step's (profrun's line: DeepSpeed prints none) */
+    if (gas > 1) line(o, "gradient accumulation steps (micro-batches per iter): ", profP_pystr_int(gas, a));
+  }
+  int64_t params = p->params != PROF_UNKNOWN ? p->params : root ? root->params : PROF_UNKNOWN;
+  int64_t params_model = p->params_model != PROF_UNKNOWN ? p->params_model
+                         : params != PROF_UNKNOWN        ? prof_sat_mul(params, mp)
+                                                         : PROF_UNKNOWN;
+  int64_t flops = p->fwd_flops != PROF_UNKNOWN ? p->fwd_flops : root ? root->flops : PROF_UNKNOWN;
+  int64_t flops_model = p->fwd_flops_model != PROF_UNKNOWN ? p->fwd_flops_model
+                        : flops != PROF_UNKNOWN            ? prof_sat_mul(flops, mp)
+                                                           : PROF_UNKNOWN;
+  int64_t macs = p->fwd_macs != PROF_UNKNOWN ? p->fwd_macs : root ? root->macs : PROF_UNKNOWN;
+  line(o, "params per GPU: ", profP_params(params, a));
+  line(o, "params of model = params per GPU * mp_size: ", profP_params(params_model, a));
+  line(o, "fwd MACs per GPU: ", profP_number(known_int(macs), "MACs", a));
+  line(o, "fwd flops per GPU: ", profP_number(known_int(flops), "", a));
+  line(o, "fwd flops of model = fwd flops per GPU * mp_size: ", profP_number(known_int(flops_model), "", a));
+  double fwd = p->fwd_latency_s;
+  if (isnan(fwd) && root) fwd = R->tree.duration[0];
+  line(o, "fwd latency: ", profP_number(fwd, "s", a));
+  line(o, "fwd FLOPS per GPU = fwd flops per GPU / fwd latency: ", profP_rate(known_int(flops), fwd, a));
+  if (!isnan(R->peak)) {
+    snprintf(lbl, sizeof lbl, "peak FLOPS per GPU%s%s%s: ", p->peaks_machine ? " (" : "",
+             p->peaks_machine ? p->peaks_machine : "", p->peaks_machine ? ")" : "");
+    line(o, lbl, profP_number(R->peak, "FLOPS", a));
+    line(o, "fwd MFU per GPU = fwd FLOPS per GPU / peak FLOPS: ", mfu_text(p->fwd_mfu, a));
+  }
+  if (!p->engine) return;
+  double factor = 2 + (isnan(p->recompute_fwd_factor) ? 0.0 : p->recompute_fwd_factor);
+  double bwd = p->bwd_latency_s, step = p->step_latency_s;
+  double fwd_bwd = (!isnan(fwd) && !isnan(bwd)) ? fwd + bwd : NAN;
+  double iter = p->iter_latency_s;
+  if (isnan(iter) && !isnan(fwd_bwd) && !isnan(step)) iter = (double)gas * fwd_bwd + step;
+  double work = known_int(flops);
+  char fb[64], fb1[64];
+  snprintf(fb, sizeof fb, "%g", factor);
+  snprintf(fb1, sizeof fb1, "%g", factor + 1);
+  line(o, "bwd latency: ", profP_number(bwd, "s", a));
+  snprintf(lbl, sizeof lbl, "bwd FLOPS per GPU = %s * fwd flops per GPU / bwd latency: ", fb);
+  line(o, lbl, profP_rate(factor * work, bwd, a));
+  snprintf(lbl, sizeof lbl, "fwd+bwd FLOPS per GPU = %s * fwd flops per GPU / (fwd+bwd latency): ", fb1);
+  line(o, lbl, profP_rate((factor + 1) * work, fwd_bwd, a));
+  if (p->bwd_flops != PROF_UNKNOWN) {
+    /* profrun ran the backward op by op: its measured counts beside DeepSpeed's 2x estimate */
+    line(o, "bwd flops per GPU (measured): ", profP_number((double)p->bwd_flops, "", a));
+    line(o, "bwd FLOPS per GPU (measured) = bwd flops per GPU / bwd latency: ",
+         profP_rate((double)p->bwd_flops, bwd, a));
+  }
+  line(o, "step latency: ", profP_number(step, "s", a));
+  line(o, "iter latency: ", profP_number(iter, "s", a));
+  /* the iteration ran gas micro-batches: its work is gas times the one profiled */
+  char per_iter[96] = "";
+  if (gas > 1) snprintf(per_iter, sizeof per_iter, " * %s micro-batches", profP_pystr_int(gas, b));
+  snprintf(lbl, sizeof lbl, "FLOPS per GPU = %s * fwd flops per GPU%s / iter latency: ", fb1, per_iter);
+  line(o, lbl, profP_rate((factor + 1) * work * (double)gas, iter, a));
+  if (!isnan(R->peak)) line(o, "MFU per GPU = FLOPS per GPU / peak FLOPS: ", mfu_text(p->iter_mfu, a));
+  line(o, "samples/second: ", profP_pystr_float(profP_round2(p->samples_per_s), a));
+}
+
+/* {====================== aggregated profile ======================} */
+
+/* One entry: a type at a depth, summed; entries of a depth chain in first-encounter order. */
 typedef struct Agg {
-  const char *type;
-  int32_t depth;
-  int32_t next;                /* the next entry at the same depth, -1 at the end */
-  double params, macs, latency;   /* params and macs summed as doubles: read back exactly below 2^53 */
+  size_t type;                 /* offset of its name in the names text */
+  uint64_t hash;
+  int32_t depth, next, order;
+  double params, macs, latency;
 } Agg;
 
-static int by_field(const Agg *a, const Agg *b, int field) {
-  double x = field == 0 ? a->params : field == 1 ? a->macs : a->latency;
-  double y = field == 0 ? b->params : field == 1 ? b->macs : b->latency;
-  if (!isnan(x) && !isnan(y) && x != y) return x > y;
-  if (isnan(x) != isnan(y)) return !isnan(x);
-  return 0;
+typedef struct Aggregate {
+  prof_State *S;
+  Agg *e;
+  int32_t n, cap;
+  int32_t *slots;              /* open addressing over (depth, type): entry index, -1 empty */
+  size_t nslots;
+  profP_Text names;
+  int32_t *head, *tail;        /* per depth */
+} Aggregate;
+
+static uint64_t fnv(const char *s, int32_t depth) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)(uint32_t)depth;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
 }
 
-static void dict(Out *o, Agg *level, int32_t count, int field, int64_t k, int32_t *order) {
-  char val[128];
-  for (int32_t i = 0; i < count; i++) order[i] = i;
-  /* stable insertion sort (Python's sorted(reverse=True) keeps ties in order) */
-  for (int32_t i = 1; i < count; i++) {
-    int32_t v = order[i], j = i;
-    while (j > 0 && by_field(&level[v], &level[order[j - 1]], field)) order[j] = order[j - 1], j--;
-    order[j] = v;
+/* The entry of (depth, type), made on first sight. -1 when out of memory. */
+static int32_t agg_entry(Aggregate *A, int32_t depth, const char *type) {
+  uint64_t h = fnv(type, depth);
+  size_t mask = A->nslots - 1;
+  for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    int32_t k = A->slots[i];
+    if (k < 0) break;
+    if (A->e[k].hash == h && A->e[k].depth == depth && strcmp(A->names.data + A->e[k].type, type) == 0)
+      return k;
   }
-  put(o, "{", 1);
+  if (A->n == A->cap || (size_t)(A->n + 1) * 2 > A->nslots) {
+    /* grow both: entries double, slots stay at least twice the entries */
+    int32_t cap = A->cap * 2;
+    Agg *e = profI_realloc(A->S, A->e, (size_t)A->cap * sizeof *e, (size_t)cap * sizeof *e);
+    if (e == NULL) return -1;
+    A->e = e;
+    A->cap = cap;
+    size_t ns = A->nslots;
+    while ((size_t)(A->n + 1) * 2 > ns) ns *= 2;
+    if (ns != A->nslots) {
+      int32_t *slots = profI_alloc(A->S, ns * sizeof *slots);
+      if (slots == NULL) return -1;
+      for (size_t i = 0; i < ns; i++) slots[i] = -1;
+      for (int32_t k = 0; k < A->n; k++) {
+        size_t j = (size_t)A->e[k].hash & (ns - 1);
+        while (slots[j] >= 0) j = (j + 1) & (ns - 1);
+        slots[j] = k;
+      }
+      profI_free(A->S, A->slots, A->nslots * sizeof *A->slots);
+      A->slots = slots;
+      A->nslots = ns;
+    }
+    mask = A->nslots - 1;
+  }
+  size_t off = A->names.len;
+  if (profP_text_write(&A->names, type, strlen(type) + 1) != 0) return -1;
+  int32_t k = A->n++;
+  A->e[k] = (Agg){off, h, depth, -1, 0, NAN, NAN, NAN};
+  size_t i = (size_t)h & mask;
+  while (A->slots[i] >= 0) i = (i + 1) & mask;
+  A->slots[i] = k;
+  if (A->tail[depth] >= 0) A->e[A->tail[depth]].next = k;
+  else A->head[depth] = k;
+  A->tail[depth] = k;
+  return k;
+}
+
+static double field_of(const Agg *a, int field) {
+  return field == 0 ? a->params : field == 1 ? a->macs : a->latency;
+}
+
+/* Whether a goes before b in Python's sorted(reverse=True), which is stable: ties (and unknown
+   values, last) keep their first-encounter order. */
+static int before(const Agg *a, const Agg *b, int field) {
+  double u = field_of(a, field), v = field_of(b, field);
+  if (!isnan(u) && !isnan(v) && u != v) return u > v;
+  if (isnan(u) != isnan(v)) return !isnan(u);
+  return a->order < b->order;
+}
+
+/* A merge sort of level[0..n) by field, tmp as long: n log n for a depth of many types. */
+static void sort_level(Agg *level, Agg *tmp, int32_t n, int field) {
+  for (int32_t w = 1; w < n; w *= 2) {
+    for (int32_t lo = 0; lo < n; lo += 2 * w) {
+      int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int32_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = before(&level[j], &level[i], field) ? level[j++] : level[i++];
+      while (i < mid) tmp[k++] = level[i++];
+      while (j < hi) tmp[k++] = level[j++];
+    }
+    memcpy(level, tmp, (size_t)n * sizeof *level);
+  }
+}
+
+static void dict(Aggregate *A, profP_Out *o, Agg *level, Agg *tmp, int32_t count, int field,
+                 int64_t k) {
+  char val[PROFP_NUM];
+  sort_level(level, tmp, count, field);
+  profP_put(o, "{", 1);
   for (int32_t i = 0; i < count && i < k; i++) {
-    const Agg *e = &level[order[i]];
-    if (i > 0) put(o, ", ", 2);
-    pyrepr(o, e->type);
-    put(o, ": ", 2);
-    const char *s = field == 0   ? params_str((int64_t)e->params, val, sizeof val)
-                    : field == 1 ? number(e->macs, "MACs", val, sizeof val)
-                                 : number(e->latency, "s", val, sizeof val);
-    pyrepr(o, s);
+    const Agg *e = &level[i];
+    if (i > 0) profP_put(o, ", ", 2);
+    profP_pyrepr(o, A->names.data + e->type);
+    profP_put(o, ": ", 2);
+    const char *s = field == 0   ? params_sum(e->params, val)
+                    : field == 1 ? profP_number(e->macs, "MACs", val)
+                                 : profP_number(e->latency, "s", val);
+    profP_pyrepr(o, s);
   }
-  put(o, "}\n", 2);
+  profP_put(o, "}\n", 2);
 }
 
-static int aggregated(prof_State *S, Report *R, const prof_ReportOptions *opts) {
-  Out *o = R->o;
-  char buf[160];
+static int aggregated(Report *R, profP_Out *o) {
+  prof_State *S = R->S;
+  const profP_Tree *t = &R->tree;
+  char buf[PROFP_NUM * 2], a[PROFP_NUM];
   int rc = PROF_OK;
-  int32_t n = R->n, na = 0, maxdepth = 0;
-  Agg *agg = profI_alloc(S, (size_t)n * sizeof *agg);
-  int32_t *depth = profI_alloc(S, (size_t)n * sizeof *depth);
-  /* the walk's entries and, above them, the scratch that lists one module's shown children:
-     n of each at most */
-  int32_t *stack = profI_alloc(S, (size_t)(2 * n + 2) * sizeof *stack);
-  int32_t *order = profI_alloc(S, (size_t)n * sizeof *order);
-  int32_t *head = profI_alloc(S, (size_t)n * sizeof *head);   /* per depth: first and last entry */
-  int32_t *tail = profI_alloc(S, (size_t)n * sizeof *tail);
-  if (!agg || !depth || !stack || !order || !head || !tail) {
-    rc = profI_error(S, PROF_ERRMEM, "out of memory writing the DeepSpeed report");
-    goto end;
+  Aggregate A = {S, NULL, 0, 64, NULL, 128, {S, NULL, 0, 0}, NULL, NULL};
+  size_t nlev = (size_t)(t->levels > 0 ? t->levels : 1);
+  Agg *level = NULL, *tmp = NULL;
+  A.e = profI_alloc(S, (size_t)A.cap * sizeof *A.e);
+  A.slots = profI_alloc(S, A.nslots * sizeof *A.slots);
+  A.head = profI_alloc(S, nlev * sizeof *A.head);
+  A.tail = profI_alloc(S, nlev * sizeof *A.tail);
+  if (!A.e || !A.slots || !A.head || !A.tail) goto oom;
+  for (size_t i = 0; i < A.nslots; i++) A.slots[i] = -1;
+  for (size_t d = 0; d < nlev; d++) A.head[d] = A.tail[d] = -1;
+  text_line(o, "");
+  text_line(o, "----------------------------- Aggregated Profile per GPU -----------------------------");
+  snprintf(buf, sizeof buf, "Top %s modules in terms of params, MACs or fwd latency at different "
+           "model depths:", profP_pystr_int(R->opts->top_modules, a));
+  text_line(o, buf);
+  /* DeepSpeed's walk_module over the shown tree: its pre-order is the document's, less the
+     hidden modules */
+  for (int32_t i = 0; i < t->n; i++) {
+    if (t->flags[i] & PROFP_HIDDEN) continue;
+    prof_ReportModule m;
+    if ((rc = profP_read(S, R->doc, i, &m)) != PROF_OK) goto end;
+    int32_t k = agg_entry(&A, t->depth[i], m.type ? m.type : "");
+    if (k < 0) goto oom;
+    Agg *e = &A.e[k];
+    e->params = profP_add(e->params, known_int(m.params));
+    e->macs = profP_add(e->macs, known_int(m.macs));
+    e->latency = profP_add(e->latency, t->duration[i]);
   }
-  puts_(o, "\n----------------------------- Aggregated Profile per GPU -----------------------------\n");
-  snprintf(buf, sizeof buf, "Top %lld modules in terms of params, MACs or fwd latency at different "
-           "model depths:\n", (long long)opts->top_modules);
-  puts_(o, buf);
-  /* walk the shown tree in pre-order (DeepSpeed's walk_module): entries per (depth, type) in
-     first-encounter order */
-  for (int32_t d = 0; d < n; d++) head[d] = tail[d] = -1;
-  int32_t top = 0;
-  stack[top++] = 0;
-  depth[0] = 0;
-  for (int32_t k; top > 0;) {
-    k = stack[--top];
-    int32_t d = depth[k];
-    if (d + 1 > maxdepth) maxdepth = d + 1;
-    /* entries of one depth form a list in first-encounter order: a lookup reads only its depth's */
-    int32_t e = head[d];
-    while (e >= 0 && strcmp(agg[e].type, R->rows[k].type) != 0) e = agg[e].next;
-    if (e < 0) {
-      e = na++;
-      agg[e] = (Agg){R->rows[k].type, d, -1, NAN, NAN, NAN};
-      if (tail[d] >= 0) agg[tail[d]].next = e;
-      else head[d] = e;
-      tail[d] = e;
-    }
-    agg[e].params = add(agg[e].params, (double)R->rows[k].params);
-    agg[e].macs = add(agg[e].macs, (double)R->rows[k].macs);
-    agg[e].latency = add(agg[e].latency, R->rows[k].duration);
-    /* the shown children, pushed in reverse so the first is walked first */
-    int32_t first = top, ctop = 0;
-    int32_t *kids = order, nk = 0;
-    if (R->rows[k].first_child >= 0) {
-      int32_t *cs = stack + first;   /* scratch above the walk's own entries */
-      cs[ctop++] = R->rows[k].first_child;
-      for (int32_t c; (c = next_shown(R, cs, &ctop)) >= 0;) kids[nk++] = c;
-    }
-    for (int32_t i = nk - 1; i >= 0; i--) {
-      depth[kids[i]] = d + 1;
-      stack[top++] = kids[i];
-    }
-  }
-  int64_t want = opts->module_depth;
-  if (want < 0 || want > maxdepth) want = maxdepth;
-  int64_t k = opts->top_modules < 0 ? 0 : opts->top_modules;
-  Agg *level = profI_alloc(S, (size_t)(na > 0 ? na : 1) * sizeof *level);
-  if (level == NULL) {
-    rc = profI_error(S, PROF_ERRMEM, "out of memory writing the DeepSpeed report");
-    goto end;
-  }
+  int64_t want = R->opts->module_depth;
+  if (want < 0 || want > t->levels) want = t->levels;
+  int64_t k = R->opts->top_modules < 0 ? 0 : R->opts->top_modules;
+  level = profI_alloc(S, (size_t)(A.n > 0 ? A.n : 1) * sizeof *level);
+  tmp = profI_alloc(S, (size_t)(A.n > 0 ? A.n : 1) * sizeof *tmp);
+  if (level == NULL || tmp == NULL) goto oom;
   for (int32_t d = 0; d < want; d++) {
     int32_t count = 0;
-    for (int32_t e = head[d]; e >= 0; e = agg[e].next) level[count++] = agg[e];
-    snprintf(buf, sizeof buf, "depth %d:\n", d);
-    puts_(o, buf);
-    const char *label[3] = {"    params      - ", "    MACs        - ", "    fwd latency - "};
+    for (int32_t e = A.head[d]; e >= 0; e = A.e[e].next) {
+      level[count] = A.e[e];
+      level[count].order = count;
+      count++;
+    }
+    snprintf(buf, sizeof buf, "depth %d:", (int)d);
+    text_line(o, buf);
+    static const char *const label[3] = {"    params      - ", "    MACs        - ",
+                                         "    fwd latency - "};
     for (int f = 0; f < 3; f++) {
-      puts_(o, label[f]);
-      dict(o, level, count, f, k, order);
+      profP_puts(o, label[f]);
+      dict(&A, o, level, tmp, count, f, k);
     }
   }
-  profI_free(S, level, (size_t)(na > 0 ? na : 1) * sizeof *level);
+  goto end;
+oom:
+  rc = profI_error(S, PROF_ERRMEM, "DeepSpeed report: out of memory for the aggregated profile");
 end:
-  profI_free(S, agg, (size_t)n * sizeof *agg);
-  profI_free(S, depth, (size_t)n * sizeof *depth);
-  profI_free(S, stack, (size_t)(2 * n + 2) * sizeof *stack);
-  profI_free(S, order, (size_t)n * sizeof *order);
-  profI_free(S, head, (size_t)n * sizeof *head);
-  profI_free(S, tail, (size_t)n * sizeof *tail);
+  if (level) profI_free(S, level, (size_t)(A.n > 0 ? A.n : 1) * sizeof *level);
+  if (tmp) profI_free(S, tmp, (size_t)(A.n > 0 ? A.n : 1) * sizeof *tmp);
+  if (A.e) profI_free(S, A.e, (size_t)A.cap * sizeof *A.e);
+  if (A.slots) profI_free(S, A.slots, A.nslots * sizeof *A.slots);
+  if (A.head) profI_free(S, A.head, nlev * sizeof *A.head);
+  if (A.tail) profI_free(S, A.tail, nlev * sizeof *A.tail);
+  profP_text_free(&A.names);
   return rc;
 }
 
-/* One module's text in the tree: DeepSpeed's flops_repr. */
-static void flops_repr(Out *o, const Row *m, const Row *root) {
-  char a[128], b[64];
-  params_str(m->params, a, sizeof a);
-  puts_(o, a);
-  puts_(o, " = ");
-  puts_(o, pct_int(m->params, root->params, b, sizeof b));
-  puts_(o, "% Params, ");
-  puts_(o, number((double)m->macs, "MACs", a, sizeof a));
-  puts_(o, " = ");
-  puts_(o, pct_int(m->macs, root->macs, b, sizeof b));
-  puts_(o, "% MACs, ");
-  if (isnan(m->duration)) {
-    puts_(o, "n/a latency, n/a FLOPS");
-    return;
+/* {====================== detailed tree ======================} */
+
+/* One module's text in the tree: DeepSpeed's flops_repr, then profrun's items. */
+static void flops_repr(const Report *R, int32_t i, const prof_ReportModule *m, profP_Out *o) {
+  char a[PROFP_NUM], b[PROFP_NUM];
+  double duration = R->tree.duration[i], total = R->tree.duration[0];
+  profP_puts(o, profP_params(m->params, a));
+  profP_puts(o, " = ");
+  profP_puts(o, profP_pct_int(m->params, R->root_params, b));
+  profP_puts(o, "% Params, ");
+  profP_puts(o, profP_number(known_int(m->macs), "MACs", a));
+  profP_puts(o, " = ");
+  profP_puts(o, profP_pct_int(m->macs, R->root_macs, b));
+  profP_puts(o, "% MACs, ");
+  if (isnan(duration)) {
+    profP_puts(o, "n/a latency, n/a FLOPS");
+  } else {
+    profP_puts(o, profP_number(duration, "s", a));
+    profP_puts(o, " = ");
+    profP_puts(o, profP_pct(duration, total, b));
+    profP_puts(o, "% latency, ");
+    if (m->flops == PROF_UNKNOWN) profP_puts(o, "n/a");
+    else if (duration == 0) profP_puts(o, profP_number(0, "FLOPS", a));
+    else profP_puts(o, profP_number(profP_round2((double)m->flops / duration), "FLOPS", a));
   }
-  puts_(o, number(m->duration, "s", a, sizeof a));
-  puts_(o, " = ");
-  puts_(o, pct(m->duration, root->duration, b, sizeof b));
-  puts_(o, "% latency, ");
-  if (m->duration == 0) puts_(o, number(0, "FLOPS", a, sizeof a));
-  else puts_(o, number(py_round((double)m->flops / m->duration), "FLOPS", a, sizeof a));
+  if (!isnan(R->peak)) {
+    int ok = !isnan(duration) && duration > 0 && m->flops != PROF_UNKNOWN;
+    profP_puts(o, ", ");
+    profP_puts(o, ok ? mfu_text((double)m->flops / duration / R->peak, a) : "n/a");
+    profP_puts(o, " MFU");
+  }
+  if (R->opts->detailed_backward) {
+    profP_puts(o, ", ");
+    if (m->bwd_flops == PROF_UNKNOWN && isnan(m->bwd_latency_s)) {
+      profP_puts(o, "bwd n/a");
+    } else {
+      double bf = known_int(m->bwd_flops);
+      profP_number(isnan(bf) ? 0 : bf, "", a);
+      size_t n = strlen(a);
+      if (n > 0 && a[n - 1] == ' ') a[n - 1] = '\0';
+      profP_puts(o, "bwd ");
+      profP_puts(o, a);
+      profP_puts(o, " flops, ");
+      profP_puts(o, profP_number(m->bwd_latency_s, "s", b));
+      profP_puts(o, ", ");
+      profP_puts(o, profP_rate(bf, m->bwd_latency_s, a));
+    }
+  }
+  if (m->extra_repr != NULL && m->extra_repr[0] != '\0') {
+    profP_puts(o, ", ");
+    profP_puts(o, m->extra_repr);
+  }
 }
 
-/* PyTorch's Module.__repr__ over the shown tree (no folding of repeated children: C hosts have no
-   ModuleList), iteratively: an entry is a module to open or (negative) a closing parenthesis. */
-static int detailed(prof_State *S, Report *R) {
-  Out *o = R->o;
-  int32_t n = R->n;
-  int32_t *stack = profI_alloc(S, (size_t)(2 * n + 2) * sizeof *stack);
-  int32_t *ind = profI_alloc(S, (size_t)n * sizeof *ind);
-  int32_t *scratch = profI_alloc(S, (size_t)(n + 1) * sizeof *scratch);
-  int32_t *kids = profI_alloc(S, (size_t)(n + 1) * sizeof *kids);
-  int rc = PROF_OK;
-  if (!stack || !ind || !scratch || !kids) {
-    rc = profI_error(S, PROF_ERRMEM, "out of memory writing the DeepSpeed report");
-    goto end;
-  }
-  for (size_t i = 0; i < sizeof DETAIL_HEAD / sizeof *DETAIL_HEAD; i++) {
-    puts_(o, DETAIL_HEAD[i]);
-    put(o, "\n", 1);
-  }
-  int32_t top = 0;
-  stack[top++] = 0;
-  ind[0] = 0;
-  for (int first = 1; top > 0; first = 0) {
-    int32_t e = stack[--top];
-    if (e < 0) {                      /* close module -e - 1 */
-      pad(o, (size_t)ind[-e - 1]);
-      put(o, ")\n", 2);
-      continue;
-    }
-    const Row *m = &R->rows[e];
-    if (!first) {
-      pad(o, (size_t)ind[e]);
-      put(o, "(", 1);
-      puts_(o, m->name);
-      put(o, "): ", 3);
-    }
-    int32_t nk = 0, ctop = 0;
-    if (m->first_child >= 0) {
-      scratch[ctop++] = m->first_child;
-      for (int32_t c; (c = next_shown(R, scratch, &ctop)) >= 0;) kids[nk++] = c;
-    }
-    puts_(o, m->type);
-    put(o, "(", 1);
-    if (nk == 0) {
-      flops_repr(o, m, &R->rows[0]);
-      put(o, ")\n", 2);
-      continue;
-    }
-    put(o, "\n", 1);
-    pad(o, (size_t)ind[e] + 2);
-    flops_repr(o, m, &R->rows[0]);
-    put(o, "\n", 1);
-    stack[top++] = -e - 1;
-    for (int32_t i = nk - 1; i >= 0; i--) {
-      ind[kids[i]] = ind[e] + 2;
-      stack[top++] = kids[i];
-    }
-  }
-end:
-  profI_free(S, stack, (size_t)(2 * n + 2) * sizeof *stack);
-  profI_free(S, ind, (size_t)n * sizeof *ind);
-  profI_free(S, scratch, (size_t)(n + 1) * sizeof *scratch);
-  profI_free(S, kids, (size_t)(n + 1) * sizeof *kids);
-  return rc;
+/* An open module of the walk: its indentation and the next shown child to print. */
+typedef struct Frame {
+  int32_t m, ind, kid;
+} Frame;
+
+static int oom_tree(prof_State *S) {
+  return profI_error(S, PROF_ERRMEM, "DeepSpeed report: out of memory for the tree");
 }
 
-/* Rows in pre-order (index 0 the first root; only its tree is reported, as the Lua report does),
-   with children linked and durations computed from the leaves up. */
-static int load_rows(prof_State *S, const prof_ReportOptions *opts, Row *rows, int32_t *pos,
-                     int32_t n) {
-  int32_t *order = pos + n;   /* second half of pos: pre-order ids */
-  prof_module_preorder(S, order, n);
-  for (int32_t i = 0; i < n; i++) pos[order[i]] = i;
-  for (int32_t i = 0; i < n; i++) {
-    prof_ModuleInfo info = {.size = sizeof info};
-    if (prof_module_info(S, order[i], &info) != PROF_OK) return PROF_ERRARG;
-    const prof_Counts *f = &info.phase[PROF_PHASE_FORWARD];
-    Row *r = &rows[i];
-    *r = (Row){info.name, info.type, info.parent >= 0 ? pos[info.parent] : -1, -1, -1, -1,
-               info.hidden, info.params_counted, f->macs, f->flops,
-               opts->timed && f->time_ns > 0 ? (double)f->time_ns / 1e9 : NAN, NAN};
-    if (r->parent >= 0) {
-      Row *p = &rows[r->parent];
-      if (p->last_child >= 0) rows[p->last_child].next_sibling = i;
-      else p->first_child = i;
-      p->last_child = i;
-    }
+static int emit_tree(Report *R, int32_t top, int each, profP_Out *o);
+
+/*
+** Prints module i from its type on (its head is printed): one line for a leaf whose text is one
+** line, else the opening line and the text's lines; *open says whether its children and closing
+** parenthesis follow. text is scratch.
+*/
+static int open_module(Report *R, int32_t i, int32_t ind, int each, profP_Out *o, profP_Text *text,
+                       int *open) {
+  prof_ReportModule m;
+  int rc = profP_read(R->S, R->doc, i, &m);
+  if (rc != PROF_OK) return rc;
+  text->len = 0;
+  profP_Out to_text = {profP_text_write, text, 0};
+  flops_repr(R, i, &m, &to_text);
+  if (to_text.failed) return oom_tree(R->S);
+  const char *s = text->data ? text->data : "";
+  profP_puts(o, m.type ? m.type : "");
+  *open = R->tree.first[i] >= 0 || strchr(s, '\n') != NULL;
+  if (!*open) {
+    profP_puts(o, each ? "(each: " : "(");
+    profP_puts(o, s);
+    profP_put(o, ")\n", 2);
+    return PROF_OK;
   }
-  /* get_module_duration: own latency, or when that is unknown or 0 the sum over every child */
-  for (int32_t i = n - 1; i >= 0; i--) {
-    Row *r = &rows[i];
-    double v = r->latency;
-    if ((isnan(v) || v == 0) && r->first_child >= 0) {
-      double sum = NAN;
-      for (int32_t c = r->first_child; c >= 0; c = rows[c].next_sibling) sum = add(sum, rows[c].duration);
-      if (!isnan(sum)) v = add(v, sum);
-    }
-    r->duration = v;
+  profP_puts(o, each ? "(each:\n" : "(\n");
+  for (const char *l = s;;) {
+    const char *e = strchr(l, '\n');
+    profP_pad(o, (size_t)ind + 2);
+    profP_put(o, l, e ? (size_t)(e - l) : strlen(l));
+    profP_put(o, "\n", 1);
+    if (e == NULL) break;
+    l = e + 1;
   }
   return PROF_OK;
 }
 
-int prof_write_deepspeed_report(prof_State *S, const prof_ReportOptions *opts, prof_WriteFn fn,
-                                void *ud) {
-  prof_ReportOptions defaults;
-  if (opts == NULL) {
-    prof_report_options_init(&defaults);
-    opts = &defaults;
-  }
-  if (fn == NULL) return profI_error(S, PROF_ERRARG, "DeepSpeed report: no write function");
-  int32_t n = prof_module_count(S);
-  /* the whole tree of a root: only the first root's modules come first in pre-order */
-  Out o = {fn, ud, 0};
-  Report R = {&o, NULL, 0};
-  Row *rows = NULL;
-  int32_t *pos = NULL;
-  int rc = PROF_OK;
-  if (n > 0) {
-    rows = profI_alloc(S, (size_t)n * sizeof *rows);
-    pos = profI_alloc(S, 2 * (size_t)n * sizeof *pos);
-    if (rows == NULL || pos == NULL) {
-      rc = profI_error(S, PROF_ERRMEM, "out of memory writing the DeepSpeed report (%d modules)", (int)n);
-      goto end;
+/* The last child *end of the run of identical children starting at c (compared by their texts
+   at no indentation) and the run's length *count; c alone when the parent does not fold. */
+static int run_end(Report *R, int32_t parent, int32_t c, int32_t *end, int32_t *count) {
+  *end = c;
+  *count = 1;
+  if (!(R->tree.flags[parent] & PROFP_FOLD) || R->tree.next[c] < 0) return PROF_OK;
+  profP_Text first = {R->S, NULL, 0, 0}, other = {R->S, NULL, 0, 0};
+  profP_Out to_first = {profP_text_write, &first, 0};
+  int rc = emit_tree(R, c, 0, &to_first);
+  if (rc == PROF_OK && to_first.failed) rc = oom_tree(R->S);
+  for (int32_t k = R->tree.next[c]; rc == PROF_OK && k >= 0; k = R->tree.next[k]) {
+    other.len = 0;
+    profP_Out to_other = {profP_text_write, &other, 0};
+    if ((rc = emit_tree(R, k, 0, &to_other)) != PROF_OK) break;
+    if (to_other.failed) {
+      rc = oom_tree(R->S);
+      break;
     }
-    if ((rc = load_rows(S, opts, rows, pos, n)) != PROF_OK) {
-      rc = profI_error(S, rc, "DeepSpeed report: the snapshot changed while it was read");
-      goto end;
-    }
-  } else {
-    rc = profI_error(S, PROF_ERRSTATE, "DeepSpeed report: no module registered");
-    goto end;
+    if (other.len != first.len || memcmp(other.data, first.data, first.len) != 0) break;
+    *end = k;
+    (*count)++;
   }
-  R.rows = rows;
-  R.n = n;
-  summary(&R, opts, prof_counts_saturated(S));
-  if ((rc = aggregated(S, &R, opts)) != PROF_OK) goto end;
-  if (opts->detailed && (rc = detailed(S, &R)) != PROF_OK) goto end;
-  puts_(&o, "------------------------------------------------------------------------------\n");
+  profP_text_free(&first);
+  profP_text_free(&other);
+  return rc;
+}
+
+/* The name of module i written to o. */
+static int put_name(Report *R, int32_t i, profP_Out *o) {
+  prof_ReportModule m;
+  int rc = profP_read(R->S, R->doc, i, &m);
+  if (rc == PROF_OK) profP_puts(o, m.name);
+  return rc;
+}
+
+/*
+** PyTorch's Module.__repr__ of the shown subtree of top, at no indentation and with no head:
+** iterative (an explicit stack of open modules, as deep as the shown tree), lines written once
+** at their final indentation. each: top stands for a run of identical modules.
+*/
+static int emit_tree(Report *R, int32_t top, int each, profP_Out *o) {
+  prof_State *S = R->S;
+  size_t cap = (size_t)(R->tree.levels > 0 ? R->tree.levels : 1) + 1;
+  Frame *stack = profI_alloc(S, cap * sizeof *stack);
+  profP_Text text = {S, NULL, 0, 0};
+  size_t sp = 0;
+  int open = 0, rc = stack ? open_module(R, top, 0, each, o, &text, &open) : oom_tree(S);
+  if (rc == PROF_OK && open) stack[sp++] = (Frame){top, 0, R->tree.first[top]};
+  while (rc == PROF_OK && sp > 0) {
+    Frame *f = &stack[sp - 1];
+    if (f->kid < 0) {
+      profP_pad(o, (size_t)f->ind);
+      profP_put(o, ")\n", 2);
+      sp--;
+      continue;
+    }
+    int32_t c = f->kid, j, count;
+    if ((rc = run_end(R, f->m, c, &j, &count)) != PROF_OK) break;
+    f->kid = R->tree.next[j];
+    int32_t ind = f->ind + 2;
+    profP_pad(o, (size_t)ind);
+    profP_put(o, "(", 1);
+    if ((rc = put_name(R, c, o)) != PROF_OK) break;
+    if (j != c) {
+      char n[32];
+      profP_put(o, "-", 1);
+      if ((rc = put_name(R, j, o)) != PROF_OK) break;
+      snprintf(n, sizeof n, "): %d x ", (int)count);
+      profP_puts(o, n);
+    } else {
+      profP_put(o, "): ", 3);
+    }
+    if ((rc = open_module(R, c, ind, j != c, o, &text, &open)) == PROF_OK && open)
+      stack[sp++] = (Frame){c, ind, R->tree.first[c]};
+  }
+  if (stack) profI_free(S, stack, cap * sizeof *stack);
+  profP_text_free(&text);
+  return rc;
+}
+
+/* {====================== the report ======================} */
+
+int profP_write_deepspeed(prof_State *S, const prof_ReportDoc *doc, const prof_ReportOptions *opts,
+                          prof_WriteFn fn, void *ud) {
+  profP_Out o = {fn, ud, 0};
+  Report R = {S, doc, opts, {0}, PROF_UNKNOWN, PROF_UNKNOWN, doc->summary.peak_flops};
+  prof_ReportModule root;
+  int rc = profP_tree_build(S, doc, &R.tree);
+  if (rc != PROF_OK) return rc;
+  int has_root = R.tree.n > 0;
+  if (has_root) {
+    if ((rc = profP_read(S, doc, 0, &root)) != PROF_OK) goto end;
+    R.root_params = root.params;
+    R.root_macs = root.macs;
+  }
+  summary(&R, &o, has_root ? &root : NULL);
+  if ((rc = aggregated(&R, &o)) != PROF_OK) goto end;
+  if (opts->detailed && has_root) {
+    int with_peak = !isnan(R.peak), with_bwd = opts->detailed_backward;
+    for (size_t i = 0; i < sizeof DETAIL_HEAD / sizeof *DETAIL_HEAD; i++) {
+      profP_puts(&o, DETAIL_HEAD[i]);
+      if (i == 3 && with_peak) profP_puts(&o, ", fwd MFU (fwd FLOPS / peak FLOPS)");
+      if (i == 3 && with_bwd) profP_puts(&o, ", bwd flops, bwd latency, bwd FLOPS (measured)");
+      profP_put(&o, "\n", 1);
+    }
+    if ((rc = emit_tree(&R, 0, 0, &o)) != PROF_OK) goto end;
+  }
+  text_line(&o, "------------------------------------------------------------------------------");
   if (o.failed) rc = profI_error(S, PROF_ERRIO, "DeepSpeed report: the write function failed");
 end:
-  if (rows) profI_free(S, rows, (size_t)n * sizeof *rows);
-  if (pos) profI_free(S, pos, 2 * (size_t)n * sizeof *pos);
+  profP_tree_free(&R.tree);
   return rc;
 }
