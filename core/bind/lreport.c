@@ -118,7 +118,14 @@ static int fetch(lua_State *L) {
   return 1;                    /* the row: the caller keeps it while the writer reads its strings */
 }
 
-/* The writers' reader: a Lua error is kept for write_report to raise once the writer is out. */
+/* Keeps the error on top of the stack for write_report to raise once the writer is out (the
+   first one: what follows it is a consequence). */
+static void keep_error(Reader *r) {
+  if (r->err_ref == LUA_NOREF) r->err_ref = luaL_ref(r->L, LUA_REGISTRYINDEX);
+  else lua_pop(r->L, 1);
+}
+
+/* The writers' reader: modules[index + 1], read in protected mode. */
 static int read_module(void *ud, int32_t index, prof_ReportModule *m) {
   Reader *r = ud;
   lua_State *L = r->L;
@@ -128,8 +135,7 @@ static int read_module(void *ud, int32_t index, prof_ReportModule *m) {
   lua_pushinteger(L, index);
   lua_pushvalue(L, r->modules);
   if (lua_pcall(L, 4, 1, 0) != LUA_OK) {
-    if (r->err_ref == LUA_NOREF) r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    else lua_pop(L, 1);
+    keep_error(r);
     return -1;
   }
   lua_replace(L, r->row);
@@ -194,8 +200,7 @@ static int flush(Reader *r) {
   lua_pushlightuserdata(L, r);
   lua_pushvalue(L, r->emit);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-    if (r->err_ref == LUA_NOREF) r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    else lua_pop(L, 1);
+    keep_error(r);
     return -1;
   }
   r->len = 0;

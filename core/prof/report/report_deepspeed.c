@@ -79,17 +79,6 @@ static const char *mfu_text(double share, char *buf) {
   return buf;
 }
 
-/* params_to_string of a sum held as a double (the aggregated profile's). */
-static const char *params_sum(double v, char *buf) {
-  if (isnan(v)) return snprintf(buf, PROFP_NUM, "n/a"), buf;
-  profP_number(v, "", buf);
-  for (char *p = buf; *p; p++)
-    if (*p == 'G') *p = 'B';
-  size_t n = strlen(buf);
-  while (n > 0 && buf[n - 1] == ' ') buf[--n] = '\0';
-  return buf;
-}
-
 /* {====================== summary ======================} */
 
 static void summary(Report *R, profP_Out *o, const prof_ReportModule *root) {
@@ -279,7 +268,7 @@ static void dict(Aggregate *A, profP_Out *o, Agg *level, Agg *tmp, int32_t count
     if (i > 0) profP_put(o, ", ", 2);
     profP_pyrepr(o, A->names.data + e->type);
     profP_put(o, ": ", 2);
-    const char *s = field == 0   ? params_sum(e->params, val)
+    const char *s = field == 0   ? profP_params_sum(e->params, val)
                     : field == 1 ? profP_number(e->macs, "MACs", val)
                                  : profP_number(e->latency, "s", val);
     profP_pyrepr(o, s);

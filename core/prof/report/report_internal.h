@@ -38,8 +38,10 @@ PROF_INTERNAL double profP_round2(double x);
 /* DeepSpeed's number_to_string(num) followed by suffix ("MACs", "FLOPS", "s", ""); "n/a" for NAN. */
 PROF_INTERNAL const char *profP_number(double num, const char *suffix, char *buf);
 
-/* DeepSpeed's params_to_string: "B" for billions, no trailing space; "n/a" for PROF_UNKNOWN. */
+/* DeepSpeed's params_to_string: "B" for billions, no trailing space; "n/a" for PROF_UNKNOWN (or,
+   of a sum held as a double, NAN). */
 PROF_INTERNAL const char *profP_params(int64_t params, char *buf);
+PROF_INTERNAL const char *profP_params_sum(double params, char *buf);
 
 /* DeepSpeed's percentage f"{round(100 * x / total, 2):g}": "n/a" when x is unknown, "0" when
    the total is unknown or 0. The int64 form scales in integers as the Lua reports did. */

@@ -74,8 +74,12 @@ const char *profP_number(double num, const char *suffix, char *buf) {
 }
 
 const char *profP_params(int64_t params, char *buf) {
-  if (params == PROF_UNKNOWN) return snprintf(buf, PROFP_NUM, "n/a"), buf;
-  profP_number((double)params, "", buf);
+  return profP_params_sum(params == PROF_UNKNOWN ? NAN : (double)params, buf);
+}
+
+const char *profP_params_sum(double params, char *buf) {
+  if (isnan(params)) return snprintf(buf, PROFP_NUM, "n/a"), buf;
+  profP_number(params, "", buf);
   for (char *p = buf; *p; p++)
     if (*p == 'G') *p = 'B';
   size_t n = strlen(buf);
