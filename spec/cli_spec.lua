@@ -175,11 +175,14 @@ describe("profrun", function()
       assert_nothing_written(tmp)
     end)
 
-    it("a runtime error after the profile was written leaves no output file", function()
+    it("a runtime error after the profile was written keeps the profile, whole", function()
       local r = with_output({ DEFAULT, FIX .. "/profile_then_fail.lua" })
       assert.equal(1, r.code)
       assert.truthy(env.has(r.stderr, "failing after the profile was written"))
-      assert_nothing_written(tmp)
+      assert.same({ "out.json" }, run.list(tmp))
+      local doc = json.decode(assert(run.read(out)))
+      assert.equal("profrun.profile/1", doc.schema)
+      assert.equal(61706, doc.params)   -- LeNet-5's, as DeepSpeed counts them
     end)
 
     it("a wrong input shape names the module path and both shapes", function()

@@ -337,17 +337,28 @@ describe("prof.profile", function()
     end
   end)
 
-  it("names tensorboard traces <worker>.<ms>.pt.trace.json[.gz]", function()
+  it("names tensorboard traces <worker>.<wall ms>.pt.trace.json[.gz] and never replaces a file", function()
     local dir = run.tmpdir()
-    local written = {}
-    local p = prof.profile{ start = false }
-    p.export_chrome_trace = function(_, path) written[#written + 1] = path end
+    local p = prof.profile{}
+    p:stop()
+    -- the names of the next 30 milliseconds are taken (by another handler, say): kept, skipped
+    local now = core.wall_ms()
+    os.execute("mkdir -p " .. run.quote(dir .. "/tb"))
+    for ms = now, now + 30 do
+      local f = assert(io.open(string.format("%s/tb/w0.%d.pt.trace.json.gz", dir, ms), "w"))
+      f:write("taken")
+      f:close()
+    end
     local h = prof.tensorboard_trace_handler(dir .. "/tb", "w0", true)
-    h(p)
-    h(p)
-    assert.matches("^" .. dir:gsub("%p", "%%%0") .. "/tb/w0%.%d+%.pt%.trace%.json%.gz$", written[1])
-    assert.are_not.equal(written[1], written[2])
-    assert.is_true(run.exists(dir .. "/tb"))
+    local a, b = h(p), h(p)
+    local ma = tonumber(a:match("^" .. dir:gsub("%p", "%%%0") .. "/tb/w0%.(%d+)%.pt%.trace%.json%.gz$"))
+    local mb = tonumber(b:match("/w0%.(%d+)%.pt%.trace%.json%.gz$"))
+    assert.is_true(ma > now + 30 and ma < now + 60000, a)
+    assert.is_true(mb > ma, b)
+    -- written, gzip-compressed (the magic bytes), and every taken name still holds its text
+    assert.equal("\31\139", run.read(a):sub(1, 2))
+    assert.equal("\31\139", run.read(b):sub(1, 2))
+    assert.equal("taken", run.read(string.format("%s/tb/w0.%d.pt.trace.json.gz", dir, now + 30)))
     run.rmdir_all(dir)
   end)
 end)

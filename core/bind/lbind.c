@@ -28,6 +28,12 @@ const char *lbind_interned(lua_State *L, prof_State *S, int cache_idx, int name_
   return p;
 }
 
+prof_State *lbind_new_state(lua_State *L) {
+  prof_State *S = prof_new(NULL, NULL);
+  if (S != NULL) prof_set_output_watch(S, &lbind_ctx(L)->watch);
+  return S;
+}
+
 int lbind_rt_error(lua_State *L) {
   lua_pushstring(L, lbind_ctx(L)->rt.err);
   return lua_error(L);

@@ -17,6 +17,7 @@ typedef struct LCtx {
   int32_t new_tensors;         /* tensors pushed since the last GC step they paid for */
   const void *state_mt;        /* prof.State's metatable: hot methods test it by pointer */
   int emit_nvtx;               /* profiler.emit_nvtx: module calls are NVTX ranges (lnvtx.c) */
+  prof_OutputWatch watch;      /* core.set_output_watch: every state the binding makes gets it */
 } LCtx;
 
 typedef struct LState {
@@ -44,6 +45,10 @@ pr_Tensor *lbind_check_tensor(lua_State *L, int idx);
 pr_Tensor *lbind_opt_tensor(lua_State *L, int idx);
 int lbind_is_tensor(lua_State *L, int idx);
 int lbind_push_tensor(lua_State *L, pr_Tensor *t);
+
+/* A session for one call that writes files (stage, commit, write): the context's output watch
+   set on it. NULL when out of memory. */
+prof_State *lbind_new_state(lua_State *L);
 
 /* Raises the runtime's last error as a Lua error at level 1 (no position prefix). */
 int lbind_rt_error(lua_State *L);

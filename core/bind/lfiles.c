@@ -1,4 +1,4 @@
-/* lfiles.c — staged output files for Lua (prof.output's transaction): stage, commit, discard. */
+/* lfiles.c — staged output files for Lua (prof.util.output): stage, commit, discard, each told to the output watch. */
 #include "lbind.h"
 
 #include <stdlib.h>
@@ -59,7 +59,7 @@ static int l_stage_file(lua_State *L) {
     lua_pushfstring(L, "%s\\0...: a path cannot hold a NUL byte; nothing written", path);
     return 2;
   }
-  prof_State *S = prof_new(NULL, NULL);
+  prof_State *S = lbind_new_state(L);
   prof_Staged *st = malloc(sizeof *st);
   if (S == NULL || st == NULL) {
     free(st);
@@ -76,7 +76,7 @@ static int l_stage_file(lua_State *L) {
 /* commit_file(path, staged) -> true | nil, message (a failed commit discards staged) */
 static int l_commit_file(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  prof_State *S = prof_new(NULL, NULL);
+  prof_State *S = lbind_new_state(L);
   prof_Staged *st = to_staged(L, 2);
   if (S == NULL || st == NULL) {
     free(st);
@@ -93,15 +93,38 @@ static int l_commit_file(lua_State *L) {
 /* discard_file(staged): removes its temporary and the directories made for it */
 static int l_discard_file(lua_State *L) {
   prof_Staged *st = to_staged(L, 1);
-  if (st == NULL) return luaL_error(L, "out of memory");
-  prof_discard_file(st);
+  prof_State *S = st ? lbind_new_state(L) : NULL;
+  if (S == NULL) {
+    if (st) prof_discard_file(st);   /* the watch is not told: the exit guard removes it again */
+    free(st);
+    return luaL_error(L, "out of memory");
+  }
+  prof_abandon_file(S, st);
+  prof_close(S);
   free(st);
+  return 0;
+}
+
+/*
+** core.set_output_watch(watch): watch is a light userdata, a host's const prof_OutputWatch *
+** (profrun's exit guard) that outlives the binding; every state made from now on tells it of its
+** output temporaries. nil: none.
+*/
+static int l_set_output_watch(lua_State *L) {
+  LCtx *ctx = lbind_ctx(L);
+  if (lua_isnoneornil(L, 1)) {
+    ctx->watch = (prof_OutputWatch){NULL, NULL};
+    return 0;
+  }
+  luaL_checktype(L, 1, LUA_TLIGHTUSERDATA);
+  const prof_OutputWatch *w = lua_touserdata(L, 1);
+  ctx->watch = w != NULL ? *w : (prof_OutputWatch){NULL, NULL};
   return 0;
 }
 
 void lbind_open_files(lua_State *L) {
   static const luaL_Reg funcs[] = {
       {"stage_file", l_stage_file}, {"commit_file", l_commit_file},
-      {"discard_file", l_discard_file}, {NULL, NULL}};
+      {"discard_file", l_discard_file}, {"set_output_watch", l_set_output_watch}, {NULL, NULL}};
   lbind_register(L, funcs);
 }

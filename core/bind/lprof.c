@@ -13,6 +13,7 @@ int luaopen_prof_core(lua_State *L) {
   ctx->new_tensors = 0;
   ctx->state_mt = NULL;        /* set when lstate.c makes the metatable */
   ctx->emit_nvtx = 0;          /* profiler.emit_nvtx turns it on (core.set_emit_nvtx) */
+  ctx->watch = (prof_OutputWatch){NULL, NULL};
   lua_newtable(L);
   lbind_open_state(L);
   lbind_open_tensor(L);

@@ -1,6 +1,7 @@
 /* lstate.c — the prof.State userdata: a profiler session driven from Lua. */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "lbind.h"
 #include "lcapture.h"
@@ -46,6 +47,7 @@ static int s_new(lua_State *L) {
   luaL_setmetatable(L, LBIND_STATE);
   s->S = prof_new(lua_alloc_adapter, main_thread(L));
   if (s->S == NULL) return luaL_error(L, "out of memory creating a profiler state");
+  prof_set_output_watch(s->S, &lbind_ctx(L)->watch);
   return 1;
 }
 
@@ -498,7 +500,7 @@ static int l_write_atomic(lua_State *L) {
     lua_pushfstring(L, "%s\\0...: a path cannot hold a NUL byte; nothing written", path);
     return 2;
   }
-  prof_State *S = prof_new(NULL, NULL);
+  prof_State *S = lbind_new_state(L);
   if (S == NULL) return luaL_error(L, "out of memory");
   int rc = prof_write_file_atomic(S, path, data, len);
   if (rc != PROF_OK) {
@@ -514,6 +516,15 @@ static int l_write_atomic(lua_State *L) {
 
 static int l_now_ns(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)prof_now_ns());
+  return 1;
+}
+
+/* core.wall_ms(): milliseconds since the Unix epoch, the realtime clock's (torch's int(time.time()
+   * 1000) in tensorboard trace names; Lua's os.time has whole seconds only). */
+static int l_wall_ms(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
   return 1;
 }
 
@@ -539,6 +550,7 @@ void lbind_open_state(lua_State *L) {
       {"new", s_new}, {"borrow", s_borrow}, {"enter", s_enter}, {"exit", s_exit}, {"module_enter", l_module_enter},
       {"module_exit", l_module_exit}, {"set_recorder", l_set_recorder},
       {"recorder", l_recorder}, {"write_atomic", l_write_atomic}, {"now_ns", l_now_ns},
+      {"wall_ms", l_wall_ms},
       LEVENTS_FUNCS, LCAPTURE_FUNCS, LNVTX_FUNCS, {NULL, NULL}};
   luaL_newmetatable(L, LBIND_STATE);
   ((LCtx *)lua_touserdata(L, -3))->state_mt = lua_topointer(L, -1);

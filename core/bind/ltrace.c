@@ -76,6 +76,7 @@ int ltrace_export(lua_State *L) {
   info.process_name = lbind_opt_str(L, 3, "process_name", NULL);
   info.trace_name = lbind_opt_str(L, 3, "trace_name", NULL);
   info.device_properties = lbind_opt_str(L, 3, "device_properties", NULL);
+  info.keep_existing = lbind_opt_bool(L, 3, "keep_existing", 0);
   int rc = PROF_OK;
   if (prof_is_active(S)) rc = prof_snapshot(S);   /* the events recorded so far */
   if (rc == PROF_OK && lua_istable(L, 3) && lua_getfield(L, 3, "op_name") != LUA_TNIL) {
@@ -87,7 +88,8 @@ int ltrace_export(lua_State *L) {
   if (rc != PROF_OK) {
     luaL_pushfail(L);
     lua_pushstring(L, prof_errmsg(S));
-    return 2;
+    if (rc == PROF_ERREXIST) lua_pushliteral(L, "exists");
+    return rc == PROF_ERREXIST ? 3 : 2;
   }
   lua_pushboolean(L, 1);
   return 1;

@@ -63,13 +63,14 @@ static void set_paths(lua_State *L, const char *root) {
 /* {====================== the exit guard: no staged output outlives the run ======================} */
 
 /*
-** prof.output stages every output as a temporary beside its target and renames them all at the
-** end. A signal or an exit() in between would leave the temporaries behind, so the guard keeps a
-** copy of each staged file where a signal handler (which gets no user data, hence the one static
-** pointer below) can reach it, and removes them on every catchable way out: the signals below
-** (then re-raised with the disposition they had, so the exit status still tells the signal) and
-** exit() (atexit). A SIGKILLed run's temporaries carry its pid; the next staging beside them
-** removes them (atomic_file.c).
+** Every output is written to a temporary beside it and renamed into place once complete. A
+** signal or an exit() while one is being written would leave its temporary behind, so the guard
+** keeps a copy of each temporary the core tells it of (its output watch) where a signal handler
+** (which gets no user data, hence the one static pointer below) can reach it, and removes them
+** on every catchable way out: the signals below (then re-raised with the disposition they had,
+** so the exit status still tells the signal) and exit() (atexit). Outputs already complete stay.
+** A SIGKILLed run's temporaries carry its pid; the next staging beside them removes them
+** (atomic_file.c).
 */
 /* One staged file as the handler needs it: its three paths in one allocation. */
 typedef struct GuardFile {
@@ -156,27 +157,26 @@ static void guard_block(Guard *g, int on, sigset_t *prev) {
   sigprocmask(on ? SIG_BLOCK : SIG_SETMASK, on ? &g->caught : prev, on ? prev : NULL);
 }
 
-/* guard.add(staged) -> slot | nil (out of memory): staged is prof.core.stage_file's table. */
-static int g_add(lua_State *L) {
-  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
-  luaL_checktype(L, 1, LUA_TTABLE);
-  size_t len[3];
-  const char *str[3];
-  static const char *const keys[3] = {"target", "tmp", "made"};
-  for (int k = 0; k < 3; k++) {
-    lua_getfield(L, 1, keys[k]);
-    str[k] = luaL_optlstring(L, -1, "", &len[k]);
-  }
+/* Copies the three paths of st where the handler can reach them; NULL when out of memory. */
+static GuardFile *guard_file(const prof_Staged *st) {
+  size_t len[3] = {strlen(st->target), strlen(st->tmp), strlen(st->made)};
   GuardFile *f = malloc(sizeof *f + len[0] + len[1] + len[2] + 3);
-  if (f == NULL) return 0;
+  if (f == NULL) return NULL;
   char *p = (char *)(f + 1);
+  const char *src[3] = {st->target, st->tmp, st->made};
   const char **dst[3] = {&f->target, &f->tmp, &f->made};
   for (int k = 0; k < 3; k++) {
-    memcpy(p, str[k], len[k] + 1);
+    memcpy(p, src[k], len[k] + 1);
     *dst[k] = p;
     p += len[k] + 1;
   }
-  lua_pop(L, 3);
+  return f;
+}
+
+/* A temporary that now exists: kept until it is done (renamed into place or removed). */
+static void guard_add(Guard *g, const prof_Staged *st) {
+  GuardFile *f = guard_file(st);
+  if (f == NULL) return;   /* out of memory: the next run's sweep removes it if this one dies */
   GuardFile **grown = NULL, **old = NULL;
   int cap = g->cap > 0 ? 2 * g->cap : 16;
   if (g->n == g->cap) {
@@ -184,7 +184,7 @@ static int g_add(lua_State *L) {
     grown = malloc((size_t)cap * sizeof *grown);
     if (grown == NULL) {
       free(f);
-      return 0;
+      return;
     }
     if (g->n > 0) memcpy(grown, g->files, (size_t)g->n * sizeof *grown);
   }
@@ -195,39 +195,30 @@ static int g_add(lua_State *L) {
     g->files = grown;
     g->cap = cap;
   }
-  int slot = g->n++;
-  g->files[slot] = f;
+  g->files[g->n++] = f;
   guard_block(g, 0, &prev);
   free(old);
-  lua_pushinteger(L, slot + 1);
-  return 1;
 }
 
-/* guard.remove(slot): the file was committed or discarded. */
-static int g_remove(lua_State *L) {
-  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
-  lua_Integer slot = luaL_checkinteger(L, 1) - 1;
-  if (slot < 0 || slot >= g->n) return 0;
-  sigset_t prev;
-  guard_block(g, 1, &prev);
-  GuardFile *f = g->files[slot];
-  g->files[slot] = NULL;
-  while (g->n > 0 && g->files[g->n - 1] == NULL) g->n--;
-  guard_block(g, 0, &prev);
-  free(f);
-  return 0;
+/* The temporary st->tmp is done with: forgotten (the newest first: it is the one just written). */
+static void guard_remove(Guard *g, const prof_Staged *st) {
+  for (int i = g->n - 1; i >= 0; i--) {
+    GuardFile *f = g->files[i];
+    if (f == NULL || strcmp(f->tmp, st->tmp) != 0) continue;
+    sigset_t prev;
+    guard_block(g, 1, &prev);
+    g->files[i] = NULL;
+    while (g->n > 0 && g->files[g->n - 1] == NULL) g->n--;
+    guard_block(g, 0, &prev);
+    free(f);
+    return;
+  }
 }
 
-/* guard.hold(fn): runs fn with the caught signals blocked (a commit is not cut in half). */
-static int g_hold(lua_State *L) {
-  Guard *g = lua_touserdata(L, lua_upvalueindex(1));
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  sigset_t prev;
-  guard_block(g, 1, &prev);
-  int rc = lua_pcall(L, 0, LUA_MULTRET, 0);
-  guard_block(g, 0, &prev);
-  if (rc != LUA_OK) return lua_error(L);
-  return lua_gettop(L);   /* fn was popped: the stack holds its results alone */
+/* The core's output watch (prof_set_output_watch): every temporary, while it exists. */
+static void guard_watch(void *ud, prof_OutputEvent event, const prof_Staged *st) {
+  if (event == PROF_OUTPUT_STAGED) guard_add(ud, st);
+  else guard_remove(ud, st);
 }
 
 /* guard.stdout_error() -> nil | message: whether everything written to stdout reached it. */
@@ -238,16 +229,25 @@ static int g_stdout_error(lua_State *L) {
   return 1;
 }
 
-/* package.loaded["prof.exit_guard"]: only a profrun process has one (prof.output looks for it). */
-static void guard_open(lua_State *L, Guard *g) {
-  static const luaL_Reg funcs[] = {{"add", g_add}, {"remove", g_remove}, {"hold", g_hold},
-                                   {"stdout_error", g_stdout_error}, {NULL, NULL}};
+/* package.loaded["prof.exit_guard"]: only a profrun process has one (prof.cli looks for it). */
+static void guard_open(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"stdout_error", g_stdout_error}, {NULL, NULL}};
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_createtable(L, 0, 4);
-  lua_pushlightuserdata(L, g);
-  luaL_setfuncs(L, funcs, 1);
+  luaL_newlib(L, funcs);
   lua_setfield(L, -2, "prof.exit_guard");
   lua_pop(L, 1);
+}
+
+/* Hands watch to prof.core: every session it makes tells the guard of its output temporaries. */
+static int watch_outputs(lua_State *L) {
+  const prof_OutputWatch *watch = lua_touserdata(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "prof.core");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "set_output_watch");
+  lua_pushlightuserdata(L, (void *)watch);
+  lua_call(L, 1, 0);
+  return 0;
 }
 
 static int traceback(lua_State *L) {
@@ -290,8 +290,16 @@ int main(int argc, char **argv) {
   luaL_openlibs(L);
   set_paths(L, root);
   static Guard guard;   /* static: it must outlive main for atexit; ~1 KB plus NSIG sigactions */
+  static prof_OutputWatch watch = {guard_watch, &guard};
   guard_install(&guard);
-  guard_open(L, &guard);
+  guard_open(L);
+  lua_pushcfunction(L, watch_outputs);
+  lua_pushlightuserdata(L, &watch);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    fprintf(stderr, "profrun: internal error: %s\n", lua_tostring(L, -1));
+    lua_close(L);
+    return 1;
+  }
   int status = run(L, argc, argv);
   lua_close(L);
   /* prof.cli checked stdout before committing; this catches what was written after */

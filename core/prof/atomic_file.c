@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "prof_internal.h"
+#include "session.h"
 
 #define SHORT_HEAD 60     /* a long path in a message keeps its first and last characters */
 #define SHORT_TAIL 100
@@ -150,6 +150,19 @@ static int classify(prof_State *S, const char *path, prof_Staged *st, int *direc
   return path_error(S, path, "is not a regular file, device or FIFO", 0);
 }
 
+void prof_set_output_watch(prof_State *S, const prof_OutputWatch *watch) {
+  S->watch = watch != NULL ? *watch : (prof_OutputWatch){NULL, NULL};
+}
+
+static void tell(prof_State *S, prof_OutputEvent event, const prof_Staged *st) {
+  if (S->watch.fn != NULL && st->tmp[0] != '\0') S->watch.fn(S->watch.ud, event, st);
+}
+
+void prof_abandon_file(prof_State *S, const prof_Staged *st) {
+  prof_discard_file(st);
+  tell(S, PROF_OUTPUT_DONE, st);
+}
+
 /* Opens the temporary for st->target, O_EXCL under a name unique to this process. */
 static int open_tmp(prof_State *S, const char *path, prof_Staged *st, mode_t mode, int *fd) {
   char dir[PROF_PATH_SIZE], prefix[TMP_NAME_MAX + 16];
@@ -170,6 +183,7 @@ static int open_tmp(prof_State *S, const char *path, prof_Staged *st, mode_t mod
     *fd = open(st->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (*fd >= 0) {
       if (st->existed) (void)fchmod(*fd, mode);   /* a replaced file keeps its permissions */
+      tell(S, PROF_OUTPUT_STAGED, st);
       return PROF_OK;
     }
     if (errno != EEXIST) break;
@@ -245,16 +259,42 @@ int prof_stage_file(prof_State *S, const char *path, const char *data, size_t le
   rc = profI_out_write(S, path, fd, data, len);
   int crc = profI_out_close(S, path, fd);
   if (rc == PROF_OK) rc = crc;
-  if (rc != PROF_OK) prof_discard_file(st);
+  if (rc != PROF_OK) prof_abandon_file(S, st);
   return rc;
 }
 
 int prof_commit_file(prof_State *S, const char *path, const prof_Staged *st) {
   if (st->tmp[0] == '\0') return PROF_OK;
-  if (rename(st->tmp, st->target) == 0) return PROF_OK;
+  if (rename(st->tmp, st->target) == 0) {
+    tell(S, PROF_OUTPUT_DONE, st);
+    return PROF_OK;
+  }
   int e = errno;
-  prof_discard_file(st);
+  prof_abandon_file(S, st);
   return path_error(S, path, "cannot write", e);
+}
+
+int prof_commit_new_file(prof_State *S, const char *path, const prof_Staged *st) {
+  if (st->tmp[0] == '\0') return PROF_OK;
+  /* link fails with EEXIST where a file is (atomically, whoever made it); a file system without
+     hard links gets the name reserved by O_EXCL, then the rename over the empty reservation */
+  int rc = link(st->tmp, st->target) == 0 ? 0 : errno;
+  if (rc == EPERM || rc == ENOTSUP || rc == EOPNOTSUPP || rc == EMLINK) {
+    int fd = open(st->target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    rc = fd >= 0 ? 0 : errno;
+    if (fd >= 0) close(fd);
+    if (rc == 0) return prof_commit_file(S, path, st);
+  } else if (rc == 0) {
+    unlink(st->tmp);
+    tell(S, PROF_OUTPUT_DONE, st);
+    return PROF_OK;
+  }
+  prof_abandon_file(S, st);
+  if (rc == EEXIST) {
+    char b[SHORT_HEAD + SHORT_TAIL + 64];
+    return profI_error(S, PROF_ERREXIST, "%s: exists (kept)", profI_short_path(path, b, sizeof b));
+  }
+  return path_error(S, path, "cannot write", rc);
 }
 
 void prof_discard_file(const prof_Staged *st) {
@@ -287,6 +327,6 @@ int prof_write_file_atomic(prof_State *S, const char *path, const char *data, si
   int crc = profI_out_close(S, path, fd);
   if (rc == PROF_OK) rc = crc;
   if (rc == PROF_OK) return prof_commit_file(S, path, &st);
-  prof_discard_file(&st);
+  prof_abandon_file(S, &st);
   return rc;
 }

@@ -72,8 +72,9 @@ enum {
   PROF_ERRCONFIG,   /* a config file or key is wrong (the message names the key path) */
   PROF_ERRIO,       /* a file could not be read or written */
   PROF_ERRSTATE,    /* the call does not fit the session's state (e.g. stop before start) */
-  PROF_ERRDEVICE    /* no GPU capture here: no CUPTI library, driver or device (the message says
+  PROF_ERRDEVICE,   /* no GPU capture here: no CUPTI library, driver or device (the message says
                        which), or a core built without the CUPTI headers */
+  PROF_ERREXIST     /* the output exists and the call was told to keep it (prof_commit_new_file) */
 };
 
 /* {====================== state ======================} */
@@ -1175,6 +1176,33 @@ PROF_API int prof_commit_file(prof_State *S, const char *path, const prof_Staged
 */
 PROF_API void prof_discard_file(const prof_Staged *st);
 
+/*
+** prof_commit_file without replacing: an existing file at st->target is kept, st discarded and
+** PROF_ERREXIST returned (a name taken since staging, by this process or another: the commit is
+** the check, so two writers never both win). [may fail: PROF_ERREXIST, PROF_ERRIO]
+*/
+PROF_API int prof_commit_new_file(prof_State *S, const char *path, const prof_Staged *st);
+
+/* prof_discard_file, and S's output watch told that st is done with. Never fails. */
+PROF_API void prof_abandon_file(prof_State *S, const prof_Staged *st);
+
+/*
+** Every temporary S makes for an output (the writers', prof_stage_file's) is told to the watch
+** when it exists (PROF_OUTPUT_STAGED) and when it has been renamed into place or removed
+** (PROF_OUTPUT_DONE), on the thread that writes. A host that must leave no temporary behind when
+** it is interrupted keeps a copy of each open one and calls prof_discard_file on it from its
+** signal handler or atexit (profrun's exit guard does). Outputs written in place (a device, a
+** FIFO) have no temporary. fn NULL: no watch. The struct is copied. Cold path.
+*/
+typedef enum prof_OutputEvent { PROF_OUTPUT_STAGED, PROF_OUTPUT_DONE } prof_OutputEvent;
+typedef void (*prof_OutputWatchFn)(void *ud, prof_OutputEvent event, const prof_Staged *st);
+typedef struct prof_OutputWatch {
+  prof_OutputWatchFn fn;
+  void *ud;
+} prof_OutputWatch;
+
+PROF_API void prof_set_output_watch(prof_State *S, const prof_OutputWatch *watch);
+
 /* {====================== text report ======================} */
 
 /* What a report writer is told; prof_report_options_init gives DeepSpeed's defaults. */
@@ -1316,6 +1344,7 @@ typedef struct prof_TraceInfo {
      op event; NULL, or a NULL result: the event's own name */
   const char *(*op_name)(void *ud, const char *name);
   void *op_name_ud;
+  int keep_existing;           /* the file writer keeps a file already at path: PROF_ERREXIST */
 } prof_TraceInfo;
 
 /* Fills *info with the defaults above. */

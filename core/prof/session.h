@@ -199,6 +199,7 @@ struct prof_State {
   prof_StateHead head;         /* first (prof.h): recording, read by the annotation macros */
   prof_Alloc alloc;
   void *ud;
+  prof_OutputWatch watch;      /* told of every output temporary (atomic_file.c) */
   char errmsg[PROF_ERRMSG_SIZE];
   pthread_mutex_t lock;        /* registration, rules, the recorder list: the cold paths */
   int64_t serial;              /* tells this session from an earlier one at the same address */

@@ -2,7 +2,6 @@
 local core = require "prof.core"
 local config = require "prof.config"
 local errors = require "prof.util.errors"
-local output = require "prof.util.output"
 local paths = require "prof.util.paths"
 
 local M = {}
@@ -144,8 +143,9 @@ local function stdout_error()
   return nil
 end
 
--- The end of a run, for the script's return and its os.exit alike: the profiler stops, stdout is
--- checked, and the outputs are committed (success) or dropped. Returns the exit status.
+-- The end of a run, for the script's return and its os.exit alike: the profiler stops (on
+-- success it writes what it still owes: the trace_file) and stdout is checked. Every output was
+-- written when it was complete, so a failure here keeps them. Returns the exit status.
 local function finish(ok, e, profiler, status)
   if profiler then
     local pok, perr = pcall(profiler.stop_global, ok)
@@ -155,20 +155,14 @@ local function finish(ok, e, profiler, status)
   local serr = stdout_error()
   if ok and serr then ok, e = false, "cannot write standard output: " .. tostring(serr) end
   if not ok then
-    output.abort()
-    io.stderr:write("profrun: ", tostring(e), "\n")
+    if e ~= nil then io.stderr:write("profrun: ", tostring(e), "\n") end
     return status or 1
-  end
-  local cok, cerr = output.commit()
-  if not cok then
-    io.stderr:write("profrun: ", tostring(cerr), "\n")
-    return 1
   end
   return 0
 end
 
--- os.exit inside the script ends the run the way returning does: exit(0) commits the outputs (or
--- fails, saying why), any other status drops them; then the process exits as asked.
+-- os.exit inside the script ends the run the way returning does (exit(0) as success, any other
+-- status as a failure that says nothing more); then the process exits with the status asked.
 local function guard_exit(profiler)
   local real_exit = os.exit
   local function exit(code, close)
@@ -178,8 +172,7 @@ local function guard_exit(profiler)
       status = finish(true, nil, profiler)
     else
       status = code == false and 1 or math.tointeger(code) or 1
-      finish(false, string.format("the script called os.exit(%s): its outputs are not written",
-        tostring(code)), profiler, status)
+      finish(false, nil, profiler, status)
     end
     real_exit(status, close)
   end
@@ -197,7 +190,6 @@ local function run_script(o)
   local arg = { [0] = o.script }
   for k, v in ipairs(o.args) do arg[k] = v end
   _G.arg = arg
-  output.begin()
   -- profiler.enabled: the activity profiler records the whole script (prof.step() or the
   -- engine's steps drive its schedule), started here so the script needs no change
   local profiler = config.value("profiler.enabled") and require("prof.profiler") or nil

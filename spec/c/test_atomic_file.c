@@ -146,11 +146,75 @@ static void test_leftovers_of_dead_runs_are_swept(void) {
   prof_close(S);
 }
 
+/* {====================== the output watch and commits that keep a file ======================} */
+
+typedef struct Seen {
+  int staged, done;
+  int existed_at_staged;       /* the temporary was on disk when the watch heard of it */
+  char tmp[PROF_PATH_SIZE];
+} Seen;
+
+static void watch(void *ud, prof_OutputEvent event, const prof_Staged *st) {
+  Seen *w = ud;
+  struct stat sb;
+  if (event == PROF_OUTPUT_STAGED) {
+    w->staged++;
+    w->existed_at_staged = stat(st->tmp, &sb) == 0;
+    snprintf(w->tmp, sizeof w->tmp, "%s", st->tmp);
+  } else if (strcmp(w->tmp, st->tmp) == 0) {
+    w->done++;
+  }
+}
+
+/* Every temporary is told when it exists and when it is gone: written, failed, kept or dropped. */
+static void test_output_watch(void) {
+  prof_State *S = prof_new(NULL, NULL);
+  char dir[] = "/tmp/profrun-watch-XXXXXX", path[256];
+  T_CHECK(mkdtemp(dir) != NULL);
+  Seen w = {0};
+  prof_OutputWatch ow = {watch, &w};
+  prof_set_output_watch(S, &ow);
+  snprintf(path, sizeof path, "%s/x.txt", dir);
+  T_EQ_INT(prof_write_file_atomic(S, path, "one", 3), PROF_OK);
+  T_EQ_INT(w.staged, 1);
+  T_EQ_INT(w.existed_at_staged, 1);
+  T_EQ_INT(w.done, 1);
+  T_CHECK(file_is(path, "one"));
+  /* staged, then dropped: done once more, the temporary gone */
+  prof_Staged st;
+  T_EQ_INT(prof_stage_file(S, path, "two", 3, &st), PROF_OK);
+  T_EQ_INT(w.staged, 2);
+  prof_abandon_file(S, &st);
+  T_EQ_INT(w.done, 2);
+  T_EQ_INT(count_entries(dir), 1);
+  /* a commit that keeps the file already there: PROF_ERREXIST, the old text, no temporary */
+  T_EQ_INT(prof_stage_file(S, path, "three", 5, &st), PROF_OK);
+  T_EQ_INT(prof_commit_new_file(S, path, &st), PROF_ERREXIST);
+  T_CONTAINS(prof_errmsg(S), "x.txt: exists (kept)");
+  T_EQ_INT(w.done, 3);
+  T_CHECK(file_is(path, "one"));
+  T_EQ_INT(count_entries(dir), 1);
+  /* and to a free name it commits as prof_commit_file does */
+  snprintf(path, sizeof path, "%s/y.txt", dir);
+  T_EQ_INT(prof_stage_file(S, path, "four", 4, &st), PROF_OK);
+  T_EQ_INT(prof_commit_new_file(S, path, &st), PROF_OK);
+  T_CHECK(file_is(path, "four"));
+  T_EQ_INT(w.done, 4);
+  T_EQ_INT(count_entries(dir), 2);
+  /* no watch: nothing is told */
+  prof_set_output_watch(S, NULL);
+  T_EQ_INT(prof_write_file_atomic(S, path, "five", 4), PROF_OK);
+  T_EQ_INT(w.staged, 4);
+  prof_close(S);
+  rm_rf(dir);
+}
+
 int main(void) {
   T_RUN(test_stage_then_commit);
   T_RUN(test_discard_removes_made_directories);
   T_RUN(test_devices_are_written_in_place);
   T_RUN(test_long_path_keeps_the_reason);
   T_RUN(test_leftovers_of_dead_runs_are_swept);
+  T_RUN(test_output_watch);
   return T_DONE();
 }

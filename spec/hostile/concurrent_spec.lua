@@ -1,6 +1,7 @@
 -- concurrent_spec.lua — several profrun processes writing the same output at once.
 -- Temporaries are unique per process, so every run succeeds and the file is one
--- run's whole report (the last to commit), never a mix, a missing file or a stray temporary.
+-- run's whole report (the last to rename its temporary into place), never a mix, a missing file
+-- or a stray temporary.
 local h = require "spec.hostile.harness"
 local run = require "spec.support.run"
 
@@ -63,30 +64,43 @@ local extra = {
       local p = params_of_one_report(run.read(ctx.out .. "/x.txt"))
       a.truthy(p == 12 or p == 30 or p == 56 or p == 90, "params " .. tostring(p))
     end },
-  { name = "interleaved: A stages, B stages and commits, A commits: the file is A's report",
-    -- A (Linear 3) waits after staging until B (Linear 5) has finished; then A commits last
-    script = LINEAR .. [[
-if arg[2] == "3" then
-  local f = assert(io.open(arg[1] .. "/a_staged", "w"))
-  f:close()
-  local t0 = os.clock()
-  while os.clock() - t0 < 15 and not io.open(arg[1] .. "/b_done") do end
+  { name = "interleaved: A writing, B writes its report whole, A finishes last: the file is A's report",
+    -- A (Linear 3) streams its JSON report; a module's repr, asked while the rows are written,
+    -- waits until B (Linear 5) has written its own; then A renames its temporary last
+    script = [[
+local prof = require "prof"
+local nn = require "prof.nn"
+local n = tonumber(arg[2])
+local Wait = nn.Module:extend("Wait")
+function Wait:forward(x) return x end
+function Wait:extra_repr()
+  if n == 3 and not io.open(arg[1] .. "/a_writing") then
+    io.open(arg[1] .. "/a_writing", "w"):close()
+    local t0 = os.clock()
+    while os.clock() - t0 < 15 and not io.open(arg[1] .. "/b_done") do end
+  end
+  return ""
 end
-]], code = 0, leaves = { "x.txt" },
+prof.get_model_profile { model = nn.Sequential(nn.Linear(n, n), Wait()), input_shape = { 2, n } }
+]], code = 0, leaves = { "x.json" },
     shell = function(ctx)
-      local a = h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/x.txt",
+      local a = h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/x.json",
                             ctx.config, ctx.script, ctx.dir, "3" })
-      local b = h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/x.txt",
+      local b = h.command({ "--set", "flops_profiler.output_file=" .. ctx.out .. "/x.json",
                             ctx.config, ctx.script, ctx.dir, "5" })
-      return a .. " & pa=$!; i=0; while [ ! -e a_staged ] && [ $i -lt 500 ]; do sleep 0.02; "
-        .. "i=$((i+1)); done; " .. b .. "; echo rc=$?; touch b_done; wait $pa; echo rc=$?"
+      return a .. " & pa=$!; i=0; while [ ! -e a_writing ] && [ $i -lt 500 ]; do sleep 0.02; "
+        .. "i=$((i+1)); done; ls -A out | grep -q profrun- || echo no-temporary; "
+        .. b .. "; echo rc=$?; touch b_done; wait $pa; echo rc=$?"
     end,
     check = function(r, ctx, a)
+      a.falsy(r.stdout:find("no-temporary", 1, true), "A was not writing when B ran")
       all_zero(r, 2, a)
-      a.equal(12, params_of_one_report(run.read(ctx.out .. "/x.txt")))
+      local text = run.read(ctx.out .. "/x.json")
+      a.truthy(text:find("}\n$"), text)
+      a.equal("12", text:match('"params": (%d+)'))
     end },
-  { name = "two runs on one output, one fails: the file is the other's report",
-    script = LINEAR .. 'if arg[2] == "5" then error("run five fails") end\n', code = 0,
+  { name = "two runs on one output, one fails before its report: the file is the other's report",
+    script = 'if arg[2] == "5" then error("run five fails") end\n' .. LINEAR, code = 0,
     leaves = { "x.txt" }, shell = together({ 3, 5 }),
     check = function(r, ctx, a)
       local codes = {}

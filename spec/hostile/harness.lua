@@ -13,9 +13,9 @@ local models = require "prof.models"
 prof.get_model_profile { model = models.lenet5(), input_shape = { 2, 1, 32, 32 } }
 ]]
 
--- PROFILE, then the script writes its pid to $DIR/staged and spins (up to 20 s) waiting for a
--- signal: the report is staged and nothing is committed yet.
-M.STAGED_THEN_WAIT = M.PROFILE .. [[
+-- Writes the process's pid to $DIR/staged (the marker a signalling case waits for) and spins up
+-- to 20 s waiting for a signal. A chunk of Lua that a script or a module's method runs.
+M.ANNOUNCE_AND_WAIT = [[
 local f = assert(io.open("/proc/self/stat"))
 local pid = f:read("n")
 f:close()
@@ -26,6 +26,31 @@ f:close()
 os.rename(marker .. ".tmp", marker)
 local t0 = os.clock()
 while os.clock() - t0 < 20 do end
+]]
+
+-- PROFILE, then the wait: the report is written (complete, in place) when the signal comes.
+M.WRITTEN_THEN_WAIT = M.PROFILE .. M.ANNOUNCE_AND_WAIT
+
+-- A model whose module's extra_repr waits for the signal: it is asked while the JSON report is
+-- streamed into its temporary (the row is built as the writer reads it), so the signal comes
+-- while that temporary is open.
+M.WRITING_THEN_WAIT = [[
+local prof = require "prof"
+local nn = require "prof.nn"
+local Slow = nn.Module:extend("Slow")
+function Slow:forward(x) return x end
+local waited = false
+function Slow:extra_repr()
+  if not waited and io.open(arg[1] .. "/writing") then
+    waited = true
+]] .. M.ANNOUNCE_AND_WAIT .. [[
+  end
+  return ""
+end
+-- the JSON report is the last thing written: from here on, extra_repr waits
+local real = prof.get_model_profile
+io.open(arg[1] .. "/writing", "w"):close()
+real { model = nn.Sequential(Slow()), input_shape = { 2, 3 } }
 ]]
 
 M.META_CONFIG = [[{ "device": "meta", "flops_profiler": { "conventions": "deepspeed" } }]]

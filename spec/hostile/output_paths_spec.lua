@@ -1,6 +1,7 @@
 -- output_paths_spec.lua — hostile output paths: devices, FIFOs, links, directories, long names, full disks.
--- A device is never replaced, a failed run leaves nothing, and messages name the path and the
--- key, never a temporary. Every case runs build/bin/profrun as a child.
+-- A device is never replaced, an output is whole or absent (a failure keeps what was written
+-- before it), and messages name the path and the key, never a temporary. Every case runs
+-- build/bin/profrun as a child.
 local h = require "spec.hostile.harness"
 local run = require "spec.support.run"
 
@@ -35,7 +36,12 @@ local function has_report(path)
   return text ~= nil and text:find(REPORT_TAIL, 1, true) ~= nil
 end
 
-local FAIL_AFTER = h.PROFILE .. 'error("failing after the report was staged")\n'
+local FAIL_AFTER = h.PROFILE .. 'error("failing after the report was written")\n'
+local FAIL_BEFORE = 'error("failing before the report")\n' .. h.PROFILE
+
+local function whole_report(name)
+  return function(_, ctx, a) a.truthy(has_report(ctx.out .. "/" .. name), "no whole report at " .. name) end
+end
 
 -- Two reports from one script: arg[2] and arg[3] are their output files.
 local TWO_REPORTS = [[
@@ -185,76 +191,78 @@ local cases = {
       a.falsy(text:find(REPORT_TAIL, 1, true))
       a.truthy(text:find("Linear(16 = 100% Params", 1, true), text)
     end },
-  { name = "the same output written twice into made directories, then a failure: all removed",
+  { name = "the same output written twice into made directories, then a failure: the second stays",
     script = REWRITTEN .. 'error("late")\n', out = "$OUT/m/n/x.txt", code = 1,
-    stderr = { "late" } },
+    leaves = { "m", "m/n", "m/n/x.txt" }, stderr = { "late" },
+    check = function(_, ctx, a)
+      a.truthy(run.read(ctx.out .. "/m/n/x.txt"):find("Linear(16 = 100% Params", 1, true))
+    end },
 
-  -- a failed run leaves nothing: no file, no temporary, no directory it made
-  { name = "a script error after the report: no file",
-    script = FAIL_AFTER, out = "$OUT/x.txt", code = 1, stderr = { "failing after the report" } },
-  { name = "a script error after the report: the directories made for it are removed",
-    script = FAIL_AFTER, out = "$OUT/a/b/c/x.txt", code = 1 },
-  { name = "a script error: directories that existed stay, those made go",
-    setup = function(ctx) sh("mkdir out/keep", ctx) end,
-    script = FAIL_AFTER, out = "$OUT/keep/new/deeper/x.txt", code = 1, leaves = { "keep" } },
-  { name = "a script error: an existing file keeps its old content",
-    setup = function(ctx) sh("printf old > out/x.txt", ctx) end,
+  -- a failure keeps what was written before it, whole: a report is complete when it is printed
+  { name = "a script error after the report: the report stays, whole",
     script = FAIL_AFTER, out = "$OUT/x.txt", code = 1, leaves = { "x.txt" },
+    stderr = { "failing after the report" }, check = whole_report("x.txt") },
+  { name = "a script error after the report: the directories made for it stay with it",
+    script = FAIL_AFTER, out = "$OUT/a/b/c/x.txt", code = 1,
+    leaves = { "a", "a/b", "a/b/c", "a/b/c/x.txt" }, check = whole_report("a/b/c/x.txt") },
+  { name = "a script error before the report: nothing written, no directory made",
+    setup = function(ctx) sh("mkdir out/keep", ctx) end,
+    script = FAIL_BEFORE, out = "$OUT/keep/new/deeper/x.txt", code = 1, leaves = { "keep" } },
+  { name = "a script error before the report: an existing file keeps its old content",
+    setup = function(ctx) sh("printf old > out/x.txt", ctx) end,
+    script = FAIL_BEFORE, out = "$OUT/x.txt", code = 1, leaves = { "x.txt" },
     check = function(_, ctx, a) a.equal("old", run.read(ctx.out .. "/x.txt")) end },
-  { name = "two reports, the second's path fails: the first is not written",
+  { name = "two reports, the second's path fails: the first stays, the message names the second",
     setup = function(ctx) sh("touch out/file", ctx) end, script = TWO_REPORTS,
     args = { "$CONFIG", "$SCRIPT", "$DIR", "$OUT/n1/a.txt", "$OUT/file/b.txt" }, code = 1,
-    leaves = { "file" }, stderr = { "$OUT/file/b.txt" } },
-  { name = "two reports, the second's commit fails (its directory gone): the first is undone",
-    script = TWO_REPORTS .. 'os.execute("rm -rf " .. arg[1] .. "/out/b")\n',
-    args = { "$CONFIG", "$SCRIPT", "$DIR", "$OUT/a/x.txt", "$OUT/b/y.txt" }, code = 1,
-    stderr = { KEY .. ": $OUT/b/y.txt: cannot write: No such file or directory" } },
-  { name = "a replaced file cannot be undone: the message says it was replaced",
-    setup = function(ctx) sh("printf old > out/x.txt", ctx) end,
-    script = TWO_REPORTS .. 'os.execute("rm -rf " .. arg[1] .. "/out/b")\n',
-    args = { "$CONFIG", "$SCRIPT", "$DIR", "$OUT/x.txt", "$OUT/b/y.txt" }, code = 1, leaves = { "x.txt" },
-    stderr = { "$OUT/b/y.txt: cannot write", "(already replaced: $OUT/x.txt)" } },
+    leaves = { "file", "n1", "n1/a.txt" }, stderr = { "$OUT/file/b.txt" }, check = whole_report("n1/a.txt") },
+  { name = "two reports, the first read back by the script before the second is written",
+    script = TWO_REPORTS:gsub("\nprof.get_model_profile {[^\n]*arg%[3%] }", '\nlocal f = assert(io.open(arg[2]))\n'
+      .. 'assert(f:read("a"):find("DeepSpeed Flops Profiler", 1, true))\nf:close()%0'),
+    args = { "$CONFIG", "$SCRIPT", "$DIR", "$OUT/a.txt", "$OUT/b.txt" }, code = 0,
+    leaves = { "a.txt", "b.txt" } },
   { name = "two reports, both fine: both are written",
     script = TWO_REPORTS, args = { "$CONFIG", "$SCRIPT", "$DIR", "$OUT/a.txt", "$OUT/b/b.txt" },
     code = 0, leaves = { "a.txt", "b", "b/b.txt" } },
-  { name = "a report and a trace, the trace's path fails: neither is written",
+  { name = "a report and a trace, the trace's path fails: the report stays, the run fails",
     setup = function(ctx) sh("touch out/file", ctx) end,
     sets = { TRACE[1], "profiler.trace_file=$OUT/file/t.json" }, out = "$OUT/r/x.txt", code = 1,
-    leaves = { "file" },
+    leaves = { "file", "r", "r/x.txt" },
     stderr = { "profiler.trace_file: $OUT/file/t.json: cannot create directory $OUT/file" } },
-  { name = "a report and a trace, the report's path fails: neither is written",
+  { name = "a report and a trace, the report's path fails: the run fails before the trace",
     setup = function(ctx) sh("mkdir out/d", ctx) end,
     sets = { TRACE[1], "profiler.trace_file=$OUT/t/t.json" }, out = "$OUT/d", code = 1,
     leaves = { "d" }, stderr = { KEY .. ": $OUT/d: is a directory" } },
-  { name = "a report and a trace, then a script error: neither is written",
+  { name = "a report and a trace_file, then a script error: the report stays, no trace (a success's)",
     script = FAIL_AFTER, sets = { TRACE[1], "profiler.trace_file=$OUT/t/t.json" },
-    out = "$OUT/x.txt", code = 1 },
+    out = "$OUT/x.txt", code = 1, leaves = { "x.txt" } },
   { name = "a report and a trace, both fine: both are written",
     sets = { TRACE[1], "profiler.trace_file=$OUT/t/t.json.gz" }, out = "$OUT/x.txt", code = 0,
     leaves = { "t", "t/t.json.gz", "x.txt" } },
-  { name = "a trace to a full device fails with ENOSPC and writes no report",
+  { name = "a trace to a full device fails with ENOSPC; the report written before it stays",
     setup = device("full"), sets = { TRACE[1], "profiler.trace_file=$OUT/full" },
-    out = "$OUT/x.txt", code = 1, leaves = { "full" },
+    out = "$OUT/x.txt", code = 1, leaves = { "full", "x.txt" },
     stderr = { "profiler.trace_file: $OUT/full", "No space left on device" } },
-  { name = "a trace exported by the script, then a script error: removed with its directory",
+  { name = "a trace exported by the script, then a script error: the trace stays",
     sets = { TRACE[1] },
     script = [[
 local prof = require "prof"
 local p = prof.profile {}
 p:stop()
-assert(p:export_chrome_trace(arg[1] .. "/out/tr/t.json"))
+p:export_chrome_trace(arg[1] .. "/out/tr/t.json")
 error("after the export")
-]], code = 1, stderr = { "after the export" } },
-  { name = "a trace exported by the script to a bad path returns the message naming it",
+]], code = 1, stderr = { "after the export" }, leaves = { "tr", "tr/t.json" } },
+  { name = "a trace exported by the script to a bad path raises at the script's line, naming it",
     setup = function(ctx) sh("mkdir out/d", ctx) end,
     script = [[
 local prof = require "prof"
 local p = prof.profile {}
 p:stop()
-local ok, err = p:export_chrome_trace(arg[1] .. "/out/d")
-error("export: " .. tostring(ok) .. " " .. tostring(err))
-]], code = 1, leaves = { "d" }, stderr = { "export: nil $OUT/d: is a directory" } },
-  { name = "tensorboard traces under output_dir, then a script error: the directory is removed",
+p:export_chrome_trace(arg[1] .. "/out/d")
+error("not reached")
+]], code = 1, leaves = { "d" },
+    stderr = { "script.lua:4: export_chrome_trace: $OUT/d: is a directory" }, stderr_not = { "not reached" } },
+  { name = "tensorboard traces under output_dir, then a script error: the window never closed, nothing written",
     sets = { TRACE[1], "profiler.output_dir=$OUT/tb" },
     script = 'local prof = require "prof"\nprof.step()\nprof.step()\nerror("after two steps")\n',
     code = 1, stderr = { "after two steps" } },

@@ -1,6 +1,6 @@
 -- stdout_spec.lua — standard output that cannot be written (a full device, a closed descriptor).
--- `profrun … > /dev/full` must exit non-zero with a message, and a run whose
--- stdout failed commits none of its output files.
+-- `profrun … > /dev/full` must exit non-zero with a message; output files written before are
+-- whole and stay (they were complete when written).
 local h = require "spec.hostile.harness"
 
 local MSG = "profrun: cannot write standard output"
@@ -20,16 +20,16 @@ local cases = {
     script = BIG, shell = to(">/dev/full"), code = 1, stderr = { MSG } },
   { name = "nothing written > /dev/full: exit 0",
     script = "local x = 1\n", shell = to(">/dev/full"), code = 0 },
-  { name = "a report to a file and a print > /dev/full: exit 1, the file is not written",
+  { name = "a report to a file and a print > /dev/full: exit 1, the report stays",
     script = h.PROFILE .. 'print("done")\n', out = "$OUT/x.txt", shell = to(">/dev/full"),
-    code = 1, stderr = { MSG } },
+    code = 1, stderr = { MSG }, leaves = { "x.txt" } },
   { name = "print with stdout closed: exit 1",
     script = 'print("hello")\n', shell = to(">&-"), code = 1, stderr = { MSG } },
   { name = "a report to a file with stdout closed and nothing printed: exit 0",
     out = "$OUT/x.txt", shell = to(">&-"), code = 0, leaves = { "x.txt" } },
-  { name = "os.exit(0) after a print > /dev/full: exit 1, the report is not written",
+  { name = "os.exit(0) after a print > /dev/full: exit 1, the report stays",
     script = h.PROFILE .. 'print("done")\nos.exit(0)\n', out = "$OUT/x.txt",
-    shell = to(">/dev/full"), code = 1, stderr = { MSG } },
+    shell = to(">/dev/full"), code = 1, stderr = { MSG }, leaves = { "x.txt" } },
   { name = "--help > /dev/full: exit 1",
     args = { "--help" }, shell = to(">/dev/full"), code = 1, stderr = { MSG } },
   { name = "--version > /dev/full: exit 1",

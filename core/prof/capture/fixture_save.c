@@ -263,7 +263,8 @@ void profK_save_close(profK_Capture *C) {
   int failed = v->failed || w->failed;
   int rc = profI_out_close(S, v->path, v->fd);
   /* a capture's close never fails: a save that could not be written leaves nothing behind */
-  if (failed || rc != PROF_OK || prof_commit_file(S, v->path, &v->st) != PROF_OK) prof_discard_file(&v->st);
+  if (failed || rc != PROF_OK || prof_commit_file(S, v->path, &v->st) != PROF_OK)
+    prof_abandon_file(S, &v->st);
   profI_free(S, v, sizeof *v);
   C->saver = NULL;
 }

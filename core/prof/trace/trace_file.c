@@ -45,7 +45,7 @@ int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, cons
   if (fs.f == NULL) {
     rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", p, strerror(errno));
     close(fd);
-    prof_discard_file(st);
+    prof_abandon_file(S, st);
     goto end;
   }
   if (ends_with(path, ".gz")) {
@@ -65,8 +65,8 @@ int prof_write_chrome_trace_file(prof_State *S, const prof_TraceInfo *info, cons
   }
   if (fclose(fs.f) != 0 && rc == PROF_OK)
     rc = profI_error(S, PROF_ERRIO, "%s: cannot write: %s", p, strerror(errno));
-  if (rc == PROF_OK) rc = prof_commit_file(S, path, st);
-  else prof_discard_file(st);
+  if (rc == PROF_OK) rc = in.keep_existing ? prof_commit_new_file(S, path, st) : prof_commit_file(S, path, st);
+  else prof_abandon_file(S, st);
 end:
   profI_free(S, st, sizeof *st);
   return rc;

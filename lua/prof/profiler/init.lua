@@ -5,7 +5,6 @@ local schedule = require "prof.schedule"
 local key_averages = require "prof.report.key_averages"
 local op_names = require "prof.report.op_names"
 local memory_timeline = require "prof.report.memory_timeline"
-local output = require "prof.util.output"
 local capture = require "prof.profiler.capture"
 
 local M = {}
@@ -323,7 +322,7 @@ function Profile:export_memory_timeline(path, opts)
   end
   local tl, o = timeline_of(self, opts, "export_memory_timeline")
   local text = memory_timeline.json(tl, o.layout, self:memory_peak(tl.device), self:events_dropped())
-  local ok, err = output.produce(path, nil, function(dst) return core.write_atomic(dst, text) end)
+  local ok, err = core.write_atomic(path, text)
   if not ok then error("export_memory_timeline: " .. tostring(err), 2) end
   return tl
 end
@@ -355,23 +354,25 @@ function Profile:key_averages(o)
   })
 end
 
--- Writes the trace through prof.output: under profrun it is one of the run's outputs (it appears
--- only if the run succeeds; messages start with key, the setting the path came from). Ops are
--- named as in p:events() (PyTorch's names).
-local function export(self, path, opts, key)
+-- Writes the trace (atomically, in place when it is complete; gzip-compressed for ".gz"), ops
+-- named as in p:events() (PyTorch's names). Returns true, or nil, message (and "exists" when
+-- opts.keep_existing kept a file at path).
+local function export(self, path, opts)
   local S = self.S
   local f = S.export_chrome_trace
   if f == nil then error("export_chrome_trace: not available in this build", 3) end
   local o = { op_name = op_names.torch }
   for k, v in pairs(opts or {}) do o[k] = v end
-  if not output.active() then return f(S, path, o) end
-  o.trace_name = o.trace_name or path   -- not the staged temporary's name
-  return output.produce(path, key, function(dst) return f(S, dst, o) end)
+  return f(S, path, o)
 end
 
--- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it.
+-- p:export_chrome_trace(path[, opts]): the C trace writer's, when this build has it. Raises at
+-- the caller's line when the file cannot be written, as torch's does.
 function Profile:export_chrome_trace(path, opts)
-  return export(self, path, opts, nil)
+  if type(path) ~= "string" then error("export_chrome_trace: path must be a string", 2) end
+  local ok, err = export(self, path, opts)
+  if not ok then error("export_chrome_trace: " .. tostring(err), 2) end
+  return true
 end
 
 -- p:export_stacks(path[, metric]): collapsed stacks for flame graphs (flamegraph.pl, speedscope)
@@ -382,7 +383,7 @@ function Profile:export_stacks(path, metric)
     error("export_stacks: record with with_stack=true to have stacks", 2)
   end
   local text = key_averages.collapsed_stacks(self:events(), metric or "self_cpu_time_total")
-  local ok, err = output.produce(path, nil, function(dst) return core.write_atomic(dst, text) end)
+  local ok, err = core.write_atomic(path, text)
   if not ok then error("export_stacks: " .. tostring(err), 2) end
   return true
 end
@@ -392,10 +393,6 @@ function Profile:__tostring()
 end
 
 -- {========== tensorboard_trace_handler ==========}
-
-local function shell_quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
 
 local function default_worker()
   local host = os.getenv("HOSTNAME")
@@ -410,23 +407,39 @@ local function default_worker()
   return string.format("%s_%d", host, pid)
 end
 
+-- The most names one trace tries after its own (each a millisecond later) when others are taken.
+local NAME_TRIES = 1000
+
 --[==[
 prof.tensorboard_trace_handler(dir[, worker_name[, use_gzip]]) -> on_trace_ready handler that
-writes <dir>/<worker>.<time_ms>.pt.trace.json[.gz] (torch 1.13's naming; worker defaults to
-host_pid) through p:export_chrome_trace. Lua's clock has whole seconds only, so the ms part is
-the second's and a clash moves it on by one ms.
+writes <dir>/<worker>.<time_ms>.pt.trace.json[.gz] (torch 1.13's naming: time_ms is the wall
+clock's milliseconds, worker defaults to host_pid; dir is made as needed). A trace never replaces
+a file: a name already taken (by another handler, process or run) moves on to the next
+millisecond. Returns the path written; a write that fails raises at the step that delivered the
+window, as torch's does.
 ]==]
 function M.tensorboard_trace_handler(dir, worker_name, use_gzip)
   if type(dir) ~= "string" then error("tensorboard_trace_handler: dir must be a string", 2) end
+  if worker_name ~= nil and type(worker_name) ~= "string" then
+    error("tensorboard_trace_handler: worker_name must be a string", 2)
+  end
+  local worker = worker_name or default_worker()
+  local suffix = use_gzip and ".pt.trace.json.gz" or ".pt.trace.json"
   local last = 0
   return function(p)
-    -- under profrun the staged trace makes (and on failure removes) the directory itself
-    if not output.active() then os.execute("mkdir -p " .. shell_quote(dir) .. " 2>/dev/null") end
-    local ms = math.max(os.time() * 1000, last + 1)
-    last = ms
-    local name = string.format("%s.%d.pt.trace.json%s", worker_name or default_worker(), ms,
-      use_gzip and ".gz" or "")
-    return p:export_chrome_trace(dir .. "/" .. name)
+    local ms = math.max(core.wall_ms(), last + 1)
+    for _ = 1, NAME_TRIES do
+      local path = string.format("%s/%s.%d%s", dir, worker, ms, suffix)
+      local ok, err, exists = export(p, path, { keep_existing = true })
+      if ok then
+        last = ms
+        return path
+      end
+      if exists == nil then error("tensorboard_trace_handler: " .. tostring(err), 2) end
+      ms = ms + 1
+    end
+    error(string.format("tensorboard_trace_handler: %d names after %s.%d%s are taken in %s",
+      NAME_TRIES, worker, ms - NAME_TRIES, suffix, dir), 2)
   end
 end
 
@@ -495,7 +508,7 @@ function M.start_global(section, out)
       local by = q.activities.cuda and "cuda_time_total" or "cpu_time_total"
       out:write(q:key_averages():table{ sort_by = by, row_limit = 20 })
       if handler and q.S.export_chrome_trace then
-        local ok, err = handler(q)
+        local ok, err = pcall(handler, q)
         if not ok then error("profiler.output_dir: " .. tostring(err), 0) end
       end
     end,
@@ -513,8 +526,8 @@ function M.stop_global(ok)
   if not ok then p.on_trace_ready = nil end
   p:stop()
   if ok and p.trace_file ~= nil and p.S.export_chrome_trace then
-    local tok, err = export(p, p.trace_file, nil, "profiler.trace_file")
-    if not tok then error(err, 0) end
+    local tok, err = export(p, p.trace_file, nil)
+    if not tok then error("profiler.trace_file: " .. tostring(err), 0) end
   end
 end
 
