@@ -2,7 +2,7 @@
 -- (wait 5, warmup 2, active 6, repeat 2) through the engine, a "model_forward" label, and tables
 -- sorted by cpu_time_total and by self_cpu_memory_usage. Traces go to ./log when the build has
 -- the trace writer (p:export_chrome_trace); the tables print either way.
---   lua5.4 examples/trace_loop.lua            (or: profrun configs/default.json examples/trace_loop.lua)
+--   profrun configs/default.json examples/trace_loop.lua
 local prof = require "prof"
 local nn = require "prof.nn"
 local T = require "prof.tensor"

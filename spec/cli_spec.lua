@@ -248,26 +248,37 @@ describe("profrun", function()
       local path = ROOT .. "/spec/fixtures/configs/ds_zero3_fp16.json"
       local ds = assert(json.decode(assert(run.read(path))))
       -- the keys README.md's config table documents as used (optimizer builds prof.initialize's
-      -- optimizer); every other top-level key of this DeepSpeed config (fp16,
-      -- zero_optimization, ...) is accepted but unused
+      -- optimizer), and the sections the engine applies (fp16, gradient_clipping, scheduler);
+      -- every other top-level key of this DeepSpeed config (zero_optimization, ...) is accepted
+      -- but unused
       local used = {
         train_batch_size = true, train_micro_batch_size_per_gpu = true,
         gradient_accumulation_steps = true, wall_clock_breakdown = true, flops_profiler = true,
-        optimizer = true,
+        optimizer = true, fp16 = true, gradient_clipping = true, scheduler = true,
       }
       local unused = {}
       for k in pairs(ds) do
         if not used[k] then unused[#unused + 1] = k end
       end
       table.sort(unused)
-      assert.same({ "activation_checkpointing", "aio", "comms_logger", "fp16", "gradient_clipping",
-        "prescale_gradients", "scheduler", "steps_per_print", "tensorboard",
-        "zero_optimization" }, unused)
-      local quiet = run.profrun({ path, FIX .. "/noop.lua" })
-      assert.equal(0, quiet.code)
+      assert.same({ "activation_checkpointing", "aio", "comms_logger", "prescale_gradients",
+        "steps_per_print", "tensorboard", "zero_optimization" }, unused)
+      -- its batch keys are for 8 processes (256 = 8 x 4 x 8), as the launcher says
+      local function profrun8(args)
+        local words = { "WORLD_SIZE=8", run.quote(run.PROFRUN) }
+        for _, a in ipairs(args) do words[#words + 1] = run.quote(a) end
+        return run.sh(table.concat(words, " "))
+      end
+      local quiet = profrun8({ path, FIX .. "/noop.lua" })
+      assert.equal(0, quiet.code, quiet.stderr)
       assert.equal("", quiet.stderr)
-      local r = run.profrun({ "--verbose", path, FIX .. "/noop.lua" })
+      local r = profrun8({ "--verbose", path, FIX .. "/noop.lua" })
       assert.equal(0, r.code)
+      -- one process: DeepSpeed's batch assertion, with what the config is for
+      local one = run.profrun({ path, FIX .. "/noop.lua" })
+      assert.equal(2, one.code)
+      assert.truthy(one.stderr:find("(it is a config for 8 data-parallel processes: run them, with "
+        .. "mpirun or WORLD_SIZE, or lower train_batch_size)", 1, true), one.stderr)
       for _, k in ipairs(unused) do
         assert.truthy(r.stderr:find("[%s:,]" .. k .. "[,%s]"), k .. " not listed: " .. r.stderr)
       end

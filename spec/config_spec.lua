@@ -72,7 +72,8 @@ describe("the config schema", function()
   end)
 
   it("loads real DeepSpeed configs, their sections as plain tables", function()
-    local cfg = assert(config.load(CONFIGS .. "/ds_zero3_fp16.json"))
+    -- its batch keys are for 8 processes: 256 = 8 x 4 x 8
+    local cfg = assert(config.load(CONFIGS .. "/ds_zero3_fp16.json", nil, 8))
     assert.equal(3, cfg.zero_optimization.stage)
     assert.equal(math.tointeger(1e8), cfg.zero_optimization.offload_param.buffer_size)
     assert.equal("nvme", cfg.zero_optimization.offload_param.device)
@@ -99,7 +100,9 @@ describe("the config schema", function()
     assert.same({ type = "adam", params = { lr = 1e-4, weight_decay = 0.01, torch_adam = true,
       adam_w_mode = true } }, cfg.optimizer)
     for _, name in ipairs({ "ds_zero3_fp16.json", "ds_bf16_zero2.json" }) do
-      local r = run.profrun({ CONFIGS .. "/" .. name, NOOP })
+      -- under the launcher of the 8 processes ds_zero3_fp16.json's batch keys are for
+      local r = run.sh("WORLD_SIZE=8 " .. run.quote(run.PROFRUN) .. " " .. run.quote(CONFIGS .. "/" .. name)
+        .. " " .. run.quote(NOOP))
       assert.equal(0, r.code, r.stderr)
       assert.equal("", r.stderr)
     end

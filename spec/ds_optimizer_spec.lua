@@ -108,9 +108,6 @@ describe("ds_optimizer", function()
       { 'optimizer={"type": "Adam", "params": {"maximize": false}}',
         "optimizer.params.maximize: DeepSpeed's FusedAdam has no maximize (torch's Adam has: set "
         .. '"torch_adam": true)' },
-      { 'optimizer={"type": "Adam", "params": {"bias_correction": false}}',
-        "optimizer.params.bias_correction: false is not supported: profrun's Adam always "
-        .. "corrects the bias" },
       { 'optimizer={"type": "Adam", "params": {"torch_adam": true, "bias_correction": true}}',
         "optimizer.params.bias_correction: torch's Adam has no bias_correction (DeepSpeed's "
         .. 'FusedAdam has: leave "torch_adam" false)' },

@@ -1,5 +1,5 @@
--- lamb_spec.lua — DeepSpeed's Lamb (FusedLamb) with DeepSpeed's parameter names,
--- and the 1-bit optimizers run as their base optimizer with a note.
+-- lamb_spec.lua — DeepSpeed's Lamb (FusedLamb) and FusedAdam's bias_correction, against references
+-- written from their kernels, and the 1-bit optimizers run as their base optimizer with a note.
 local core = require "prof.core"
 local config = require "prof.config"
 local notes = require "prof.util.notes"
@@ -170,12 +170,14 @@ describe("DeepSpeed's Lamb", function()
       assert.truthy(bad[2]:find('unknown key "optimizer.params.momentum" for optimizer type "Lamb"', 1, true))
     end)
 
-    it("OneBitAdam and ZeroOneAdam run as AdamW, OneBitLamb as Lamb, each with one note", function()
+    it("OneBitAdam and ZeroOneAdam run as AdamW, raw moments; OneBitLamb as Lamb; each with a note", function()
+      -- DeepSpeed's 1-bit Adams divide the raw moments (onebit/adam.py: update = exp_avg /
+      -- (exp_avg_sq.sqrt() + eps)), whatever their bias_correction says
       local got, opt = train({ "flops_profiler.enabled=false",
         'optimizer={"type": "OneBitAdam", "params": {"lr": 0.01, "freeze_step": 2, "cuda_aware": false, '
-        .. '"comm_backend_name": "nccl", "weight_decay": 0.1}}' })
+        .. '"comm_backend_name": "nccl", "weight_decay": 0.1, "bias_correction": true}}' })
       assert.equal("AdamW", getmetatable(opt).__name)
-      assert.same(by_hand(optim.AdamW, { lr = 0.01, weight_decay = 0.1 }), got)
+      assert.same(by_hand(optim.AdamW, { lr = 0.01, weight_decay = 0.1, bias_correction = false }), got)
       assert.equal(1, #said)
       assert.truthy(said[1]:find("onebitadam runs as AdamW on one process", 1, true), said[1])
       local _
@@ -189,5 +191,82 @@ describe("DeepSpeed's Lamb", function()
       assert.same(by_hand(optim.Lamb, { lr = 0.02 }), got)
       assert.truthy(said[#said]:find("onebitlamb runs as Lamb on one process", 1, true))
     end)
+  end)
+end)
+
+-- DeepSpeed's FusedAdam (csrc/adam/multi_tensor_adam.cu, AdamFunctor) in doubles: with
+-- bias_correction bc1 = 1 - b1^t and bc2 = 1 - b2^t, else both 1;
+--   ADAM_MODE_0 (L2, Adam): g += wd p;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+--   update = (m / bc1) / (sqrt(v / bc2) + eps);  ADAM_MODE_1 (AdamW): update += wd p
+--   p -= lr update
+local function fused_adam(params, grads, o, steps)
+  local b1, b2 = o.betas[1], o.betas[2]
+  local m, v, p = {}, {}, {}
+  for i, q in ipairs(params) do
+    m[i], v[i], p[i] = {}, {}, { table.unpack(q) }
+    for j = 1, #q do m[i][j], v[i][j] = 0, 0 end
+  end
+  for t = 1, steps do
+    local bc1 = o.bias_correction and 1 - b1 ^ t or 1
+    local bc2 = o.bias_correction and 1 - b2 ^ t or 1
+    for i = 1, #p do
+      for j = 1, #p[i] do
+        local g = grads[t][i][j]
+        if not o.adamw then g = g + o.weight_decay * p[i][j] end
+        m[i][j] = b1 * m[i][j] + (1 - b1) * g
+        v[i][j] = b2 * v[i][j] + (1 - b2) * g * g
+        local update = (m[i][j] / bc1) / (math.sqrt(v[i][j] / bc2) + o.eps)
+        if o.adamw then update = update + o.weight_decay * p[i][j] end
+        p[i][j] = p[i][j] - o.lr * update
+      end
+    end
+  end
+  return p
+end
+
+describe("DeepSpeed's FusedAdam bias_correction", function()
+  setup(function() T.set_default_device("cpu") end)
+
+  local function run_adam(cls, o)
+    local ps = {}
+    for i, p in ipairs(P0) do
+      ps[i] = T.tensor(p)
+      ps[i].requires_grad = true
+    end
+    local opt = cls(ps, o)
+    for t = 1, #G do
+      for i, p in ipairs(ps) do p.grad = T.tensor(G[t][i]) end
+      opt:step()
+    end
+    local out = {}
+    for i, p in ipairs(ps) do out[i] = p:tolist() end
+    return out
+  end
+
+  for _, case in ipairs({
+    { "Adam, corrected", optim.Adam, { lr = 0.05, weight_decay = 0.1, bias_correction = true } },
+    { "Adam, raw moments", optim.Adam, { lr = 0.05, weight_decay = 0.1, bias_correction = false } },
+    { "AdamW, corrected", optim.AdamW, { lr = 0.05, weight_decay = 0.1, bias_correction = true } },
+    { "AdamW, raw moments", optim.AdamW, { lr = 0.05, weight_decay = 0.1, bias_correction = false } },
+  }) do
+    it(case[1] .. " follows the kernel over three steps", function()
+      local o = { betas = { 0.9, 0.999 }, eps = 1e-8, adamw = case[2] == optim.AdamW }
+      for k, val in pairs(case[3]) do o[k] = val end
+      assert_close(fused_adam(P0, G, o, #G), run_adam(case[2], case[3]))
+    end)
+  end
+
+  it("false makes the first step lr (1 - b1) / sqrt(1 - b2) sign(g), not lr sign(g)", function()
+    local function first_step(o)
+      local p = T.tensor({ 1.0, -2.0 })
+      local opt = optim.Adam({ p }, o)
+      p.grad = T.tensor({ 0.3, -0.1 })
+      opt:step()
+      return p:tolist()
+    end
+    -- by hand: m = 0.1 g, v = 0.001 g^2; corrected m / sqrt(v) = sign(g), raw 0.1 / sqrt(0.001)
+    local raw = 0.05 * 0.1 / math.sqrt(0.001)
+    assert_close({ { 1.0 - raw, -2.0 + raw } }, { first_step({ lr = 0.05, bias_correction = false }) })
+    assert_close({ { 0.95, -1.95 } }, { first_step({ lr = 0.05 }) })
   end)
 end)

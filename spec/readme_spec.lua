@@ -118,6 +118,11 @@ describe("README.md", function()
     for _, l in ipairs(lua_runs) do
       local r = run.sh(l.cmd, work)
       assert.equal(0, r.code, shows(r, "README line " .. l.line .. ": " .. l.cmd))
+      if l.cmd:find(" loop.lua", 1, true) then
+        -- the activity example profiles memory: run where tensors hold memory, its columns show it
+        assert.truthy(r.stdout:find("model_forward", 1, true), r.stdout)
+        assert.truthy(r.stdout:find("%d%.%d%d [KM]b"), "no memory in the table: " .. r.stdout)
+      end
     end
     local ran = 0
     for _, f in ipairs(all) do

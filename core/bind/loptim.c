@@ -140,8 +140,8 @@ static int l_sgd_step(lua_State *L) {
   return 0;
 }
 
-/* core.adam_step(params, state, {lr=, betas={b1, b2}, eps=, weight_decay=, amsgrad=, maximize=},
-   decoupled): Adam, or AdamW when decoupled is true. */
+/* core.adam_step(params, state, {lr=, betas={b1, b2}, eps=, weight_decay=, amsgrad=, maximize=,
+   bias_correction=}, decoupled): Adam, or AdamW when decoupled is true. */
 static int l_adam_step(lua_State *L) {
   static const char *const names[] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   pr_AdamArgs a;
@@ -162,6 +162,7 @@ static int l_adam_step(lua_State *L) {
   a.weight_decay = lbind_opt_num(L, 3, "weight_decay", 0);
   a.amsgrad = lbind_opt_bool(L, 3, "amsgrad", 0);
   a.maximize = lbind_opt_bool(L, 3, "maximize", 0);
+  a.bias_correction = lbind_opt_bool(L, 3, "bias_correction", 1);
   int n = gather(L, names, a.amsgrad ? 3 : 2, 1);
   const pr_OptimSlot *slots = lua_touserdata(L, lua_upvalueindex(2));
   if (pr_adam_step(lbind_rt(L), n, slots, &a) != 0) return fail(L);

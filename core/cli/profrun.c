@@ -22,25 +22,70 @@ static int file_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+/* The synopsis and options: printed by --help, which works even where the package is missing. */
+static const char USAGE[] =
+    "usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] [--verbose] CONFIG.json SCRIPT.lua [ARGS...]\n"
+    "       profrun [OPTIONS] SCRIPT.lua [ARGS...]     (no config: the built-in defaults)\n"
+    "\n"
+    "Runs a Lua script under a DeepSpeed-style JSON config and profiles what it runs.\n"
+    "\n"
+    "  --set KEY=VALUE  override a config key (dotted path; VALUE parsed as JSON, else a string)\n"
+    "  --device NAME    the device of every tensor the script creates: meta, cpu or cuda\n"
+    "  --verbose        list the DeepSpeed keys of the config that profrun accepts but does not use,\n"
+    "                   and show profrun's own frames in tracebacks\n"
+    "  --help-config    list every config key profrun reads (type, default, what it does) and exit\n"
+    "  --peaks          measure this machine's peak FLOP/s and bandwidth again, cache and show them\n"
+    "  --version        print the version and exit\n"
+    "  --help           print this help and exit\n"
+    "\n"
+    "Exit status: 0 success, 1 script error (traceback on stderr), 2 usage or config error.\n"
+    "Settings: built-in defaults < config file < arguments in the script < --set/--device.\n";
+
+/*
+** --help or --version among the options before the config and the script (after them an
+** argument is the script's): 'h', 'v' or 0. The options that take a value skip it, as prof.cli
+** parses them.
+*/
+static int help_or_version(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 'h';
+    if (strcmp(a, "--version") == 0) return 'v';
+    if (strcmp(a, "--set") == 0 || strcmp(a, "--device") == 0) {
+      i++;
+      continue;
+    }
+    if (strcmp(a, "--") == 0 || a[0] != '-' || strcmp(a, "-") == 0) return 0;
+  }
+  return 0;
+}
+
 /*
 ** The package lives beside the binary: <prefix>/share/profrun/lua once installed, or <repo>/lua
 ** when run from the build tree (<repo>/build/bin/profrun). No environment variable is needed.
+** On failure, tried says where it looked.
 */
-static int find_root(char *root, size_t size) {
-  char exe[PATH_MAX], probe[PATH_MAX + 64];
+#define ROOTS 2
+static int find_root(char *root, size_t size, char tried[ROOTS][PATH_MAX + 64]) {
+  char exe[PATH_MAX];
+  for (int i = 0; i < ROOTS; i++) tried[i][0] = '\0';
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return -1;
   exe[n] = '\0';
   char *slash = strrchr(exe, '/');
   if (slash == NULL) return -1;
   *slash = '\0';   /* exe is now the binary's directory */
-  static const char *const suffixes[] = {"/../share/profrun", "/../.."};
-  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+  static const char *const suffixes[ROOTS] = {"/../share/profrun", "/../.."};
+  for (size_t i = 0; i < ROOTS; i++) {
     if (snprintf(root, size, "%s%s", exe, suffixes[i]) >= (int)size) continue;
-    if (snprintf(probe, sizeof probe, "%s/lua/prof/init.lua", root) >= (int)sizeof probe) continue;
+    char *probe = tried[i];
+    if (snprintf(probe, PATH_MAX + 64, "%s/lua/prof/init.lua", root) >= PATH_MAX + 64) continue;
+    /* the message shows where that is, not "bin/../.." */
+    char resolved[PATH_MAX];
+    if (realpath(root, resolved) != NULL)
+      snprintf(probe, PATH_MAX + 64, "%s/lua/prof/init.lua", strcmp(resolved, "/") == 0 ? "" : resolved);
     if (!file_exists(probe)) continue;
     /* tracebacks read better without "bin/../.." in every path */
-    char resolved[PATH_MAX];
     if (realpath(root, resolved) != NULL && strlen(resolved) < size) strcpy(root, resolved);
     return 0;
   }
@@ -250,6 +295,17 @@ static int watch_outputs(lua_State *L) {
   return 0;
 }
 
+/* status, or 1 when what was written to stdout did not all reach it (a full disk, a closed pipe). */
+static int finish_stdout(int status) {
+  errno = 0;
+  if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
+    fprintf(stderr, "profrun: cannot write standard output: %s\n",
+            errno != 0 ? strerror(errno) : "write error");
+    status = 1;
+  }
+  return status;
+}
+
 static int traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
@@ -277,9 +333,20 @@ fail:
 }
 
 int main(int argc, char **argv) {
-  char root[PATH_MAX];
-  if (find_root(root, sizeof root) != 0) {
-    fprintf(stderr, "profrun: cannot find the prof Lua package next to the executable\n");
+  switch (help_or_version(argc, argv)) {
+    case 'h':
+      fputs(USAGE, stdout);
+      return finish_stdout(0);
+    case 'v':
+      printf("profrun %s (Lua %s.%s)\n", PROF_VERSION, LUA_VERSION_MAJOR, LUA_VERSION_MINOR);
+      return finish_stdout(0);
+  }
+  char root[PATH_MAX], tried[ROOTS][PATH_MAX + 64];
+  if (find_root(root, sizeof root, tried) != 0) {
+    fprintf(stderr, "profrun: cannot find its Lua package: no %s", tried[0][0] ? tried[0] : "(no path)");
+    if (tried[1][0]) fprintf(stderr, " nor %s", tried[1]);
+    fprintf(stderr, " (the package lives beside the binary: PREFIX/share/profrun once installed with "
+            "make install PREFIX=..., or the source tree above build/bin)\n");
     return 2;
   }
   lua_State *L = luaL_newstate();
@@ -302,12 +369,6 @@ int main(int argc, char **argv) {
   }
   int status = run(L, argc, argv);
   lua_close(L);
-  /* prof.cli checked stdout before committing; this catches what was written after */
-  errno = 0;
-  if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
-    fprintf(stderr, "profrun: cannot write standard output: %s\n",
-            errno != 0 ? strerror(errno) : "write error");
-    if (status == 0) status = 1;
-  }
-  return status;
+  /* prof.cli checked stdout at the script's end; this catches what was written after */
+  return finish_stdout(status);
 }

@@ -276,6 +276,8 @@ typedef struct pr_AdamArgs {
   double lr, beta1, beta2, eps, weight_decay;
   int amsgrad, maximize;
   int decoupled;               /* AdamW: p *= 1 - lr·weight_decay instead of g += weight_decay·p */
+  int bias_correction;         /* m and v divided by 1 - beta^t (torch's; DeepSpeed's FusedAdam can
+                                  turn it off) */
 } pr_AdamArgs;
 
 /*

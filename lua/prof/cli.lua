@@ -6,24 +6,6 @@ local paths = require "prof.util.paths"
 
 local M = {}
 
-M.USAGE = [[
-usage: profrun [--set KEY=VALUE]... [--device cpu|cuda|meta] [--verbose] CONFIG.json SCRIPT.lua [ARGS...]
-       profrun [OPTIONS] SCRIPT.lua [ARGS...]     (no config: the built-in defaults)
-
-Runs a Lua script under a DeepSpeed-style JSON config and profiles what it runs.
-
-  --set KEY=VALUE  override a config key (dotted path; VALUE parsed as JSON, else a string)
-  --device NAME    the device of every tensor the script creates: meta, cpu or cuda
-  --verbose        list the DeepSpeed keys of the config that profrun accepts but does not use,
-                   and show profrun's own frames in tracebacks
-  --help-config    list every config key profrun reads (type, default, what it does) and exit
-  --peaks          measure this machine's peak FLOP/s and bandwidth again, cache and show them
-  --version        print the version and exit
-  --help           print this help and exit
-
-Exit status: 0 success, 1 script error (traceback on stderr), 2 usage or config error.
-Settings: built-in defaults < config file < arguments in the script < --set/--device.
-]]
 
 local function usage_error(msg)
   io.stderr:write("profrun: ", msg, "\n", "Try 'profrun --help'.\n")
@@ -56,12 +38,9 @@ function M.parse(argv)
   local i = 1
   while argv[i] ~= nil do
     local a = argv[i]
-    if a == "--help" or a == "-h" then
-      o.help = true
-    elseif a == "--help-config" then
+    -- --help and --version are profrun.c's: they work where this package cannot be found
+    if a == "--help-config" then
       o.help_config = true
-    elseif a == "--version" then
-      o.version = true
     elseif a == "--peaks" then
       o.peaks = true
     elseif a == "--verbose" or a == "-v" then
@@ -91,7 +70,19 @@ function M.parse(argv)
   end
   o.script = argv[i]
   if o.script == nil and o.config ~= nil then o.missing_script = true end
-  for k = i + 1, #argv do o.args[#o.args + 1] = argv[k] end
+  local first = i + 1
+  -- `profrun s.lua c.json` with c.json a file may be a config written after the script: the run
+  -- goes on (c.json is the script's argument, as written) and says so once; `profrun s.lua --
+  -- c.json` hands it over without a word (an output path the script writes is not a file yet)
+  if argv[first] == "--" then
+    first = first + 1
+  elseif o.config == nil and o.script ~= nil and argv[first] ~= nil
+      and argv[first]:lower():match("%.json$") and paths.readable(argv[first]) then
+    o.swapped = string.format("%s comes after the script %s, so it is the script's argument and no "
+      .. "config is read; a config goes first (profrun %s %s), and profrun %s -- %s says the "
+      .. "argument is meant", argv[first], o.script, argv[first], o.script, o.script, argv[first])
+  end
+  for k = first, #argv do o.args[#o.args + 1] = argv[k] end
   return o
 end
 
@@ -158,6 +149,10 @@ local function finish(ok, e, profiler, status)
     if e ~= nil then io.stderr:write("profrun: ", tostring(e), "\n") end
     return status or 1
   end
+  local engine = package.loaded["prof.deepspeed.engine"]
+  for _, line in ipairs(engine and engine.unreached() or {}) do
+    io.stderr:write("profrun: note: ", line, "\n")
+  end
   return 0
 end
 
@@ -209,16 +204,8 @@ end
 function M.main(argv)
   local o, err = M.parse(argv)
   if o == nil then return usage_error(err) end
-  if o.help then
-    io.stdout:write(M.USAGE)
-    return 0
-  end
   if o.help_config then
     io.stdout:write(core.config_help())
-    return 0
-  end
-  if o.version then
-    io.stdout:write("profrun ", core.VERSION, " (Lua ", _VERSION:match("%d.%d"), ")\n")
     return 0
   end
   if o.peaks then return require("prof.roofline.peaks").cli() end
@@ -238,15 +225,22 @@ function M.main(argv)
   end
   local sok, serr = check_script(o.script)
   if not sok then return usage_error(serr) end
+  if o.swapped then io.stderr:write("profrun: note: ", o.swapped, "\n") end
   config.set(cfg)
   local cok, cuerr = check_cuda_activity(o.config)
   if not cok then
     io.stderr:write("profrun: ", cuerr, "\n")
     return 2
   end
-  if o.verbose and #cfg.unused_keys > 0 then
-    io.stderr:write("profrun: DeepSpeed keys accepted but not used: ",
-      table.concat(cfg.unused_keys, ", "), "\n")
+  if o.verbose then
+    -- the loader knows DeepSpeed's keys; the engine knows which of them it applies
+    local applied, unused = require("prof.deepspeed.training").APPLIED, {}
+    for _, k in ipairs(cfg.unused_keys) do
+      if not applied[k] then unused[#unused + 1] = k end
+    end
+    if #unused > 0 then
+      io.stderr:write("profrun: DeepSpeed keys accepted but not used: ", table.concat(unused, ", "), "\n")
+    end
   end
   return run_script(o)
 end

@@ -182,10 +182,12 @@ local function adam_check(d, level)
 end
 
 -- Adam(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false,
--- maximize=false}); weight decay is added to the gradient (L2).
+-- maximize=false, bias_correction=true}); weight decay is added to the gradient (L2).
+-- bias_correction is DeepSpeed FusedAdam's (torch's Adam always corrects): false divides the raw
+-- moments, m / (sqrt(v) + eps), as its kernel does then.
 local Adam = class("Adam", Optimizer)
 Adam.DEFAULTS = { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, amsgrad = false,
-                  maximize = false }
+                  maximize = false, bias_correction = true }
 Adam.check = adam_check
 M.Adam = Adam
 
@@ -196,7 +198,7 @@ end
 -- AdamW: the same options, weight_decay 1e-2 by default and decoupled (p *= 1 - lr·weight_decay).
 local AdamW = class("AdamW", Optimizer)
 AdamW.DEFAULTS = { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 1e-2,
-                   amsgrad = false, maximize = false }
+                   amsgrad = false, maximize = false, bias_correction = true }
 AdamW.check = adam_check
 M.AdamW = AdamW
 

@@ -192,8 +192,9 @@ extern "C" int pr_cuda_sgd(pr_Runtime *rt, float *p, const float *grad, float *b
 
 extern "C" int pr_cuda_adam(pr_Runtime *rt, float *p, const float *grad, float *m, float *v,
                             float *vmax, int64_t n, int64_t step, const pr_AdamArgs *a) {
-  const double bc1 = 1.0 - pow(a->beta1, (double)step);
-  const double bc2 = 1.0 - pow(a->beta2, (double)step);
+  /* FusedAdam without bias_correction divides the raw moments */
+  const double bc1 = a->bias_correction ? 1.0 - pow(a->beta1, (double)step) : 1.0;
+  const double bc2 = a->bias_correction ? 1.0 - pow(a->beta2, (double)step) : 1.0;
   const float b1 = (float)a->beta1, b2 = (float)a->beta2;
   const float one_b1 = (float)(1.0 - a->beta1), one_b2 = (float)(1.0 - a->beta2);
   const float wd = (float)a->weight_decay, decay = (float)(1.0 - a->lr * a->weight_decay);

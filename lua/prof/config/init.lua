@@ -30,18 +30,72 @@ local function override_for(overrides, path)
   end
 end
 
+-- The processes of the run, as the launcher says (Open MPI's mpirun, torchrun): one without.
+function M.world_size()
+  return tonumber(os.getenv("OMPI_COMM_WORLD_SIZE") or os.getenv("WORLD_SIZE") or "") or 1
+end
+
+--[[
+DeepSpeed's batch keys (runtime/config.py, _set_batch_related_parameters and _batch_assertion):
+the one left out of train_batch_size, train_micro_batch_size_per_gpu and
+gradient_accumulation_steps follows from the others (train alone: no accumulation; micro alone:
+the same), and then train = micro x accumulation x the data-parallel size (the world's processes
+over the model-parallel size) must hold. Fills cfg; returns true, or nil, the key to blame and
+the message.
+]]
+local function resolve_batch(cfg, world)
+  local mp = cfg.parallel and cfg.parallel.model_parallel_size or 1
+  local DP_SIZE = math.max(1, world // mp)
+  local train, micro, gas = cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu,
+    cfg.gradient_accumulation_steps
+  local given = { train = train ~= nil, micro = micro ~= nil, gas = gas ~= nil }
+  if train == nil and micro == nil then return true end   -- nothing to resolve (gas alone: its own)
+  if train and micro and gas then   -- luacheck: ignore 542 (all three given: checked below)
+  elseif train and micro then
+    gas = train // micro // DP_SIZE
+  elseif train and gas then
+    micro = train // DP_SIZE // gas
+  elseif micro and gas then
+    train = micro * gas * DP_SIZE
+  elseif train then
+    gas, micro = 1, train // DP_SIZE
+  else
+    gas, train = 1, micro * DP_SIZE
+  end
+  if micro < 1 or gas < 1 or train ~= micro * gas * DP_SIZE then
+    local function say(v, g) return tostring(v) .. (g and "" or ", derived") end
+    return nil, given.train and "train_batch_size" or "train_micro_batch_size_per_gpu",
+      string.format("train_batch_size (%s) must be train_micro_batch_size_per_gpu (%s) x "
+        .. "gradient_accumulation_steps (%s) x the data-parallel size (%d) = %d, as DeepSpeed's batch "
+        .. "assertion requires%s", say(train, given.train), say(micro, given.micro), say(gas, given.gas),
+        DP_SIZE, micro * gas * DP_SIZE,
+        (given.train and given.micro and given.gas and train % (micro * gas) == 0)
+          and string.format(" (it is a config for %d data-parallel processes: run them, with mpirun "
+            .. "or WORLD_SIZE, or lower train_batch_size)", train // (micro * gas) * mp) or "")
+  end
+  cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu, cfg.gradient_accumulation_steps =
+    train, micro, gas
+  return true
+end
+
 --[[
 Loads a config as profrun does: core.load_config (the core's sections parsed and validated,
 DeepSpeed's checked for unknown keys and handed over as plain tables), then the policy of the
 DeepSpeed sections the engine applies (the optimizer: lua/prof/deepspeed/optimizer.lua; scheduler, fp16,
 bf16, gradient_clipping: lua/prof/deepspeed/training.lua's check), then what needs
 the runtime or the file system (lua/prof/config/check.lua: device, format, script paths), with the
-same message form as the loader's. Returns the table, or nil, message, "io"|"config".
+same message form as the loader's. world_size: the run's processes (M.world_size's by default).
+Returns the table, or nil, message, "io"|"config".
 ]]
-function M.load(path, overrides)
+function M.load(path, overrides, world_size)
   overrides = overrides or {}
   local cfg, msg, kind = core.load_config(path, overrides)
   if cfg == nil then return nil, msg, kind end
+  local bok, bkey, berr = resolve_batch(cfg, world_size or M.world_size())
+  if not bok then
+    local ov = override_for(overrides, bkey)
+    return nil, (ov and "--set " .. ov or path or "config") .. ": " .. berr, "config"
+  end
   if cfg.optimizer ~= nil then
     local checked, key, err = ds_optimizer.check(cfg.optimizer)
     if checked == nil then

@@ -60,6 +60,26 @@ no optimizer. The engine:
                          and prints at flops_profiler.profile_step (profile_window_opens)
 The DeepSpeed sections around the step are lua/prof/deepspeed/training.lua's.
 ]]
+-- The engines made in this run whose flops profiler is enabled (weak: a dropped engine goes).
+local profiled = setmetatable({}, { __mode = "k" })
+
+--[[
+The engines whose flops_profiler.profile_step was never reached (the run ended first), in words:
+DeepSpeed prints nothing then, and a user waiting for the profile sees nothing either.
+]]
+function M.unreached()
+  local out = {}
+  for e in pairs(profiled) do
+    if not e.printed then
+      out[#out + 1] = string.format("flops_profiler.profile_step %d was never reached (the run took %d "
+        .. "optimizer step%s, numbered from 0): no flops profile was printed", e.profile_step,
+        e.global_steps, e.global_steps == 1 and "" or "s")
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 function M.initialize(o)
   if type(o) ~= "table" or not module.is_module(o.model) then
     error("initialize: expects {model = <nn.Module>, optimizer = ..., config = ...}", 2)
@@ -82,13 +102,14 @@ function M.initialize(o)
     flops_schedule = schedule.at_step(fp.profile_step or 1),
     wall_clock_breakdown = config.value("wall_clock_breakdown") == true or fp.enabled == true,
     mp_size = config.value("parallel.model_parallel_size") or 1,
-    world_size = 1,
+    world_size = config.world_size(),
     timers = { forward = 0, backward = 0, step = 0 },      -- the last micro-batch's
     accumulated = { forward = 0, backward = 0 },           -- this optimizer step's micro-batches
   }, Engine)
   e.dp_size = e.world_size // e.mp_size > 0 and e.world_size // e.mp_size or 1
   -- fp16 / bf16, gradient_clipping, scheduler; notes for what one process cannot apply
   ds_training.setup(e)
+  if e.profile_enabled then profiled[e] = true end
   o.model:train()
   return e, optimizer
 end
@@ -201,6 +222,7 @@ function Engine:print_profile()
   local ok, err = pcall(p.print_model_profile, p, { extra = self:summary() })
   p:end_profile()
   self.profiler = nil
+  self.printed = true
   if not ok then error(err, 0) end
 end
 

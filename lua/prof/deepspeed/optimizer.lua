@@ -12,16 +12,20 @@ ops/adam/fused_adam.py):
     rest goes to the constructor. Adam with adam_w_mode is AdamW (decoupled weight decay); AdamW
     stays AdamW whatever adam_w_mode says, so DeepSpeed's plain "Adam" is AdamW. Without
     torch_adam the constructor is FusedAdam (weight_decay 0 by default where torch.optim.AdamW's
-    is 1e-2, no AMSGrad, no maximize); with it torch.optim.Adam or AdamW (no bias_correction).
-    Either way the update is torch's formula, so profrun builds prof.optim.Adam or AdamW.
+    is 1e-2, no AMSGrad, no maximize; bias_correction false divides the raw moments); with it
+    torch.optim.Adam or AdamW (no bias_correction). Either way the update is torch's formula, so
+    profrun builds prof.optim.Adam or AdamW.
   * max_grad_norm among Adam's or SGD's params is an error that points to gradient_clipping.
   * Lamb is FusedLamb (ops/lamb/fused_lamb.py: lr, bias_correction, betas, eps, eps_inside_sqrt,
     weight_decay, max_grad_norm, max_coeff, min_coeff): prof.optim.Lamb.
   * OneBitAdam, ZeroOneAdam and OneBitLamb compress the gradients they exchange between processes;
     on one process what is left is their base optimizer, which profrun runs with a note: Adam's
-    update with decoupled weight decay (AdamW) for the two Adams, Lamb for OneBitLamb. Their
+    update with decoupled weight decay (AdamW) and no bias correction for the two Adams (their
+    step divides the raw moments whatever bias_correction says), Lamb for OneBitLamb. Their
     communication and schedule params (freeze_step, cuda_aware, comm_backend_name, ...) are
-    accepted and have no effect.
+    accepted and have no effect; the first step, which DeepSpeed spends making its compression
+    buffers (the moments move, the weights do not), and 0/1 Adam's variance and local-step
+    intervals are not reproduced.
 The C loader has checked the section's own keys (type, params, legacy_fusion) and duplicates;
 each param is checked here against the constructor it would reach.
 ]]
@@ -160,9 +164,6 @@ local function check_combination(kind, p)
     if (p.min_coeff or 0.01) > (p.max_coeff or 10) then
       return refuse("min_coeff", "must not exceed max_coeff")
     end
-    if kind ~= "lamb" and kind ~= "onebitlamb" and p.bias_correction == false then
-      return refuse("bias_correction", "false is not supported: profrun's Adam always corrects the bias")
-    end
   elseif p.torch_adam ~= true then
     if p.maximize ~= nil then
       return refuse("maximize", "DeepSpeed's FusedAdam has no maximize (torch's Adam has: set "
@@ -171,10 +172,6 @@ local function check_combination(kind, p)
     if p.amsgrad == true then
       return refuse("amsgrad", "DeepSpeed's FusedAdam does not support AMSGrad (torch's Adam "
         .. 'does: set "torch_adam": true)')
-    end
-    if p.bias_correction == false then
-      return refuse("bias_correction", "false is not supported: profrun's Adam always corrects "
-        .. "the bias")
     end
   elseif p.bias_correction ~= nil then
     return refuse("bias_correction", "torch's Adam has no bias_correction (DeepSpeed's FusedAdam "
@@ -255,10 +252,11 @@ function M.plan(section)
   local base = BUILT[section.type]
   if type(base) == "string" then
     for _, k in ipairs(ONEBIT_EXTRA) do opts[k] = nil end
-    -- the 1-bit Adams have Lamb's eps_inside_sqrt and max_grad_norm, not Adam's
+    -- the 1-bit Adams have Lamb's eps_inside_sqrt and max_grad_norm, not Adam's; their step
+    -- (onebit/adam.py, zoadam.py) divides the raw moments whatever bias_correction says
     if base == "AdamW" then
       opts.eps_inside_sqrt, opts.max_grad_norm = nil, nil
-      if opts.bias_correction == true then opts.bias_correction = nil end
+      opts.bias_correction = false
       if opts.weight_decay == nil then opts.weight_decay = 0 end
     end
     return base, opts, string.format("optimizer %s runs as %s on one process (its 1-bit gradient "
@@ -268,8 +266,6 @@ function M.plan(section)
   local torch_adam = opts.torch_adam == true
   local adamw = section.type == "adamw" or opts.adam_w_mode ~= false
   opts.torch_adam, opts.adam_w_mode = nil, nil
-  -- FusedAdam's bias_correction: profrun's Adam always corrects (check refuses false)
-  if opts.bias_correction == true then opts.bias_correction = nil end
   if not torch_adam and opts.weight_decay == nil then opts.weight_decay = 0 end
   return adamw and "AdamW" or "Adam", opts
 end

@@ -29,6 +29,10 @@ local function enabled(section, name)
   return section.enabled == true
 end
 
+-- The DeepSpeed sections the engine applies around the optimizer step (setup below): a config
+-- that has them uses them, so --verbose does not list them among the accepted-but-unused keys.
+M.APPLIED = { scheduler = true, fp16 = true, bf16 = true, gradient_clipping = true }
+
 -- Sections DeepSpeed applies that change nothing on one profrun process, and why.
 local NOT_APPLIED = {
   { "zero_optimization", function(s) return type(s) == "table" and (s.stage or 0) ~= 0 end,
@@ -40,6 +44,10 @@ local NOT_APPLIED = {
   { "comms_logger", enabled, function() return "comms_logger" end },
   { "activation_checkpointing", function(s) return type(s) == "table" and next(s) ~= nil end,
     function() return "activation_checkpointing (say flops_profiler.recompute_fwd_factor instead)" end },
+  { "progressive_layer_drop", enabled,
+    function() return "progressive_layer_drop (the model's forward takes its keep probability in DeepSpeed)" end },
+  { "sparse_attention", function(s) return type(s) == "table" and next(s) ~= nil end,
+    function() return "sparse_attention (a model built from DeepSpeed's sparse attention layers)" end },
 }
 
 -- The accepted-but-not-applied sections present in the config, in words (for the note).

@@ -91,6 +91,11 @@ local function describe(m)
   return string.format("'%s' (%s)", path, m.__name)
 end
 
+-- The stack an error inside the model had where it happened: with_module_context runs there and
+-- keeps it, so the script's traceback, made after the error crossed the model's protected call,
+-- still shows the forward's and its helpers' lines. One slot: one error propagates at a time.
+local at_error = { msg = nil, lines = nil }
+
 -- Message handler: prefixes the innermost module being called ("in module 'features.0' (Conv2d): ").
 -- When the error is about a nil and the module call that returned just before returned nil, that
 -- module is named too: the module that received the nil is rarely the one to fix.
@@ -104,7 +109,9 @@ function M.with_module_context(msg)
     msg = string.format("%s (module %s returned nil just before: does its forward return its output?)",
       msg, describe(culprit))
   end
-  return "in module " .. describe(m) .. ": " .. M.place(msg, 2)
+  msg = "in module " .. describe(m) .. ": " .. M.place(msg, 2)
+  at_error.msg, at_error.lines = msg, M.traceback_lines(2, M.verbose)
+  return msg
 end
 
 -- The deepest level that exists, from level `from` (which does): O(depth log depth) in all.
@@ -131,13 +138,15 @@ function M.traceback_lines(level, verbose)
   local lines, hidden = {}, 0
   local last = last_level(level)
   local function add(l)
-    local info = debug.getinfo(l, "Sln")
+    local info = debug.getinfo(l, "Slnt")
     if info == nil then return end
     if internal(info) and not verbose then
       hidden = hidden + 1
       return
     end
     lines[#lines + 1] = frame_line(info)
+    -- a tail call left no frame of its caller (`return helper(x)` in a forward), as Lua says
+    if info.istailcall then lines[#lines + 1] = "\t(...tail calls...)" end
   end
   if last - level + 1 <= INNER + OUTER then
     for l = level, last do add(l) end
@@ -159,8 +168,11 @@ with its module context, then "stack traceback:" with the script's frames (all w
 function M.script_traceback(verbose)
   return function(msg)
     if type(msg) ~= "string" then msg = tostring(msg) end
+    -- an error that crossed the model's protected call: the stack it had where it happened
+    local kept = msg == at_error.msg and at_error.lines or nil
+    at_error.msg, at_error.lines = nil, nil
     msg = M.with_module_context(M.place(msg, 2, verbose))
-    local lines = M.traceback_lines(2, verbose)
+    local lines = kept or M.traceback_lines(2, verbose)
     return msg .. "\nstack traceback:\n" .. table.concat(lines, "\n")
   end
 end
