@@ -203,22 +203,35 @@ static int random_tensor(lua_State *L, int normal) {
   int device = dev ? pr_device_parse(&ctx->rt, dev) : ctx->rt.default_device;
   if (dtype < 0 || device < 0) return luaL_error(L, "randn: unknown dtype or device");
   if (ctx->forced_device >= 0) device = ctx->forced_device;
-  pr_Tensor *t = pr_tensor_new(&ctx->rt, ndim, shape, dtype, device);
+  const pr_Backend *be = pr_device_backend(&ctx->rt, device);
+  if (be != NULL && be->holds_values && dtype != PROF_F32)
+    return luaL_error(L, "randn: %s tensors are float32", be->name);
+  /* nothing raises while the factory's events are open: the values go through malloc */
+  pr_Factory f;
+  pr_Tensor *t = pr_factory_new(&ctx->rt, &f, normal ? "randn" : "rand", NULL, ndim, shape, dtype,
+                                device);
   if (t == NULL) return lbind_rt_error(L);
-  lbind_push_tensor(L, t);
+  int rc = 0;
   if (pr_holds_values(t)) {
-    if (dtype != PROF_F32) return luaL_error(L, "randn: %s tensors are float32", t->be->name);
+    pr_factory_fill(&ctx->rt, &f, normal ? "normal_" : "uniform_");
     int64_t n = pr_numel(t);
-    float *p = lua_newuserdatauv(L, sizeof(float) * (size_t)(n ? n : 1), 0);
-    for (int64_t i = 0; i < n; i++)
-      p[i] = (float)(normal ? pr_rand_normal(&ctx->rt) : pr_rand_uniform(&ctx->rt));
-    if (t->be->from_host(t->be, &ctx->rt, pr_f32(t), p, sizeof(float) * (size_t)n) != 0) {
-      pr_error_wrap(&ctx->rt, "randn: could not copy values to %s", t->be->name);
-      return lbind_rt_error(L);
+    float *p = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (p == NULL) {
+      rc = pr_error(&ctx->rt, "randn: out of memory for %lld values", (long long)n);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        p[i] = (float)(normal ? pr_rand_normal(&ctx->rt) : pr_rand_uniform(&ctx->rt));
+      if (t->be->from_host(t->be, &ctx->rt, pr_f32(t), p, sizeof(float) * (size_t)n) != 0)
+        rc = pr_error_wrap(&ctx->rt, "randn: could not copy values to %s", t->be->name);
+      free(p);
     }
-    lua_pop(L, 1);
   }
-  return 1;
+  pr_factory_end(&ctx->rt, &f);
+  if (rc != 0) {
+    pr_tensor_release(t);
+    return lbind_rt_error(L);
+  }
+  return lbind_push_tensor(L, t);
 }
 
 static int l_randn(lua_State *L) { return random_tensor(L, 1); }

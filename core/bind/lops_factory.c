@@ -57,7 +57,7 @@ static int l_full(lua_State *L) {
   int def = lua_isboolean(L, 2) ? PROF_BOOL : lua_isinteger(L, 2) ? PROF_I64
                                                                   : lbind_rt(L)->default_dtype;
   read_dd(L, 3, def, &dtype, &device);
-  return lbind_push_tensor(L, pr_full(lbind_rt(L), ndim, shape, v, dtype, device));
+  return lbind_push_tensor(L, pr_full(lbind_rt(L), "full", ndim, shape, v, dtype, device));
 }
 
 /* core.ones(shape, {dtype=, device=}) or core.ones(2, 3, {...}) */
@@ -66,7 +66,7 @@ static int l_ones(lua_State *L) {
   int64_t shape[PR_MAX_DIMS];
   int o = read_shape(L, 1, &ndim, shape);
   read_dd(L, o, lbind_rt(L)->default_dtype, &dtype, &device);
-  return lbind_push_tensor(L, pr_full(lbind_rt(L), ndim, shape, 1, dtype, device));
+  return lbind_push_tensor(L, pr_full(lbind_rt(L), "ones", ndim, shape, 1, dtype, device));
 }
 
 /* What core.tensor learns from a nested list: its shape, then its values and their kinds. */

@@ -72,8 +72,9 @@ static int opt_device(lua_State *L, int idx, int def) {
   return dev;
 }
 
-/* core.empty(shape, dtype?, device?): a new tensor (zero-filled on cpu). */
-static int l_empty(lua_State *L) {
+/* core.empty(shape, dtype?, device?), core.zeros(...): a new tensor (zero-filled on cpu: zeros
+   records torch's aten::zero_ as it does no more). */
+static int made(lua_State *L, int zeros) {
   LCtx *ctx = lbind_ctx(L);
   int64_t shape[PR_MAX_DIMS];
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -81,8 +82,16 @@ static int l_empty(lua_State *L) {
   int dtype = opt_dtype(L, 2, ctx->rt.default_dtype);
   int device = opt_device(L, 3, ctx->rt.default_device);
   if (ctx->forced_device >= 0) device = ctx->forced_device;
-  return lbind_push_tensor(L, pr_tensor_new(&ctx->rt, ndim, shape, dtype, device));
+  pr_Factory f;
+  pr_Tensor *t = pr_factory_new(&ctx->rt, &f, zeros ? "zeros" : "empty", NULL, ndim, shape, dtype,
+                                device);
+  if (t != NULL && zeros) pr_factory_fill(&ctx->rt, &f, "zero_");
+  if (t != NULL) pr_factory_end(&ctx->rt, &f);
+  return lbind_push_tensor(L, t);
 }
+
+static int l_empty(lua_State *L) { return made(L, 0); }
+static int l_zeros(lua_State *L) { return made(L, 1); }
 
 static int l_set_default_device(lua_State *L) {
   LCtx *ctx = lbind_ctx(L);
@@ -336,7 +345,7 @@ void lbind_open_tensor(lua_State *L) {
       {"same", t_same}, {"storage_address", t_storage_address},
       {"tag_memory", t_tag_memory}, {NULL, NULL}};
   static const luaL_Reg funcs[] = {
-      {"empty", l_empty}, {"set_default_device", l_set_default_device},
+      {"empty", l_empty}, {"zeros", l_zeros}, {"set_default_device", l_set_default_device},
       {"default_device", l_default_device}, {"device_status", l_device_status},
       {"set_forced_device", l_set_forced_device}, {"set_default_dtype", l_set_default_dtype},
       {"default_dtype", l_default_dtype}, {"tensor_methods", l_tensor_methods},

@@ -358,6 +358,11 @@ typedef enum prof_OpKind {
 #define PROF_OPF_OPERATOR      0x080u
 #define PROF_OPF_SIZE_GIVEN    0x100u
 #define PROF_OPF_SIZE_SCALAR   0x200u
+/* An event only (PROF_OP_CUSTOM): the activity profiler records it, the flops profile does not
+   count it. Torch's child ops (aten::linear's aten::t and aten::addmm), factory ops and autograd's
+   rows are such events. Inside an open op it is a part of that op: the counts it carries move from
+   the enclosing op's event to its own, so the events still sum to the profile's totals. */
+#define PROF_OPF_EVENT         0x400u
 
 /* Interpolation modes (PROF_OP_INTERPOLATE). */
 typedef enum prof_InterpMode {
@@ -402,6 +407,8 @@ typedef struct prof_Op {
   uint64_t correlation;        /* unique within the session; CUPTI's external correlation id */
   int64_t t_begin_ticks, t_end_ticks;     /* the recorder's clock; buffered events carry ns */
   int64_t bytes_allocated, bytes_freed;   /* reported by prof_mem_* while the op was open */
+  int64_t parts_macs, parts_flops;        /* what its PROF_OPF_EVENT parts carried onto their */
+  int64_t parts_bytes_read, parts_bytes_written;   /* own events (its event keeps the rest) */
 } prof_Op;
 
 /* Devices of ops and memory events. */
@@ -435,7 +442,8 @@ PROF_API int prof_op_record(prof_State *S, prof_Op *op);
 ** and calls prof_op_end with the same op, which stamps the end time and adds the counts to the
 ** innermost open module (as prof_op_record does). Ops may nest (an op built from ops), up to
 ** PROF_OP_NEST_MAX deep; deeper ones are counted but not open for memory. While the session is
-** idle both calls only count. Hot path: no allocation, no lock.
+** idle both calls only count. A PROF_OPF_EVENT op is not counted, and is recorded only while the
+** thread records events. Hot path: no allocation, no lock.
 ** [prof_op_begin may fail: PROF_ERRARG when operands contradict the kind; nothing is open then]
 */
 #define PROF_OP_NEST_MAX 16

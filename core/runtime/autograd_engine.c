@@ -1,4 +1,5 @@
 /* autograd_engine.c — the backward pass: topological order, module frames, gradient routing. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "runtime.h"
@@ -116,7 +117,7 @@ static void move_to(prof_State *S, Frames *f, prof_ModuleId m) {
 
 /* The implicit gradient of a one-element root, its values put in by its backend. */
 static pr_Tensor *ones_like(pr_Runtime *rt, const pr_Tensor *t) {
-  return pr_full(rt, t->ndim, t->shape, 1.0, t->dtype, t->device);
+  return pr_full(rt, "ones_like", t->ndim, t->shape, 1.0, t->dtype, t->device);
 }
 
 static int same_shape(const pr_Tensor *a, const pr_Tensor *b) {
@@ -126,30 +127,83 @@ static int same_shape(const pr_Tensor *a, const pr_Tensor *b) {
   return 1;
 }
 
-/* Runs one node's backward and routes the input gradients. */
+/* {====================== autograd's rows, as torch's ======================} */
+
+/*
+** Torch's engine records each node it runs as "autograd::engine::evaluate_function: MmBackward0"
+** over the node itself ("MmBackward0"), the routing of its gradients inside the first, and a
+** leaf's gradient through its AccumulateGrad node the same way. profrun names the two after the
+** node ("autograd::evaluate: mm", "autograd::node: mm"; a leaf's is "accumulate_grad"), and
+** prof.report.op_names spells them as torch does. Events only: the flops profile is unchanged.
+*/
+typedef struct Rows {
+  prof_Op eval, node;
+} Rows;
+
+static void rows_begin(pr_Runtime *rt, Rows *r, const char *name, const pr_Tensor *g) {
+  r->eval.correlation = r->node.correlation = 0;
+  if (rt->rec == NULL || !prof_is_active(rt->rec)) return;
+  char buf[160];
+  snprintf(buf, sizeof buf, "autograd::evaluate: %s", name);
+  const char *eval = prof_intern(rt->rec, buf);
+  snprintf(buf, sizeof buf, "autograd::node: %s", name);
+  const char *node = prof_intern(rt->rec, buf);
+  if (eval == NULL || node == NULL) return;   /* out of memory: no rows, the pass goes on */
+  prof_Operand in;
+  if (g != NULL) pr_operand(g, &in);
+  pr_part_begin(rt, &r->eval, eval, NULL, 0, NULL);
+  pr_part_begin(rt, &r->node, node, NULL, g != NULL, &in);
+}
+
+static void rows_end(pr_Runtime *rt, Rows *r) {
+  pr_part_end(rt, &r->node);
+  pr_part_end(rt, &r->eval);
+  r->eval.correlation = r->node.correlation = 0;
+}
+
+/* Runs one node's backward and routes the input gradients: into the nodes that made them inside
+   the node's rows, into leaves through their own (AccumulateGrad's). */
 static int run_node(pr_Runtime *rt, pr_Node *n) {
   char s1[96], s2[96];
   pr_Tensor *gin[PR_NODE_MAX] = {NULL, NULL, NULL, NULL};
-  if (pr_backward_fn(n->backward)(rt, n, n->grad, gin) != 0) return PR_ERR;
-  int rc = 0;
+  Rows rows;
+  rows_begin(rt, &rows, n->name, n->grad);
+  int rc = pr_backward_fn(n->backward)(rt, n, n->grad, gin);
+  pr_part_end(rt, &rows.node);
+  rows.node.correlation = 0;
   for (int i = 0; i < PR_NODE_MAX; i++) {
     pr_Tensor *t = n->inputs[i], *g = gin[i];
     if (g == NULL) continue;
     if (rc != 0 || t == NULL) {
       pr_tensor_release(g);
+      gin[i] = NULL;
       continue;
     }
     if (!same_shape(g, t)) {
       rc = pr_error(rt, "%s backward: gradient %s does not match input %s", n->name,
                     pr_shape_str(g, s1, sizeof s1), pr_shape_str(t, s2, sizeof s2));
       pr_tensor_release(g);
+      gin[i] = NULL;
       continue;
     }
     if (t->grad_fn != NULL) {
       rc = accumulate_into(rt, &t->grad_fn->grad, g);
-    } else if ((rc = accumulate_into(rt, &t->grad, g)) == 0) {
-      pr_tensor_tag(t->grad, PROF_MEM_GRADIENT);   /* a leaf's .grad: the gradient a step reads */
+      gin[i] = NULL;
     }
+  }
+  rows_end(rt, &rows);
+  for (int i = 0; i < PR_NODE_MAX; i++) {   /* what is left: leaves' gradients */
+    pr_Tensor *t = n->inputs[i], *g = gin[i];
+    if (g == NULL) continue;
+    if (rc != 0) {
+      pr_tensor_release(g);
+      continue;
+    }
+    Rows leaf;
+    rows_begin(rt, &leaf, "accumulate_grad", g);
+    if ((rc = accumulate_into(rt, &t->grad, g)) == 0)
+      pr_tensor_tag(t->grad, PROF_MEM_GRADIENT);   /* a leaf's .grad: the gradient a step reads */
+    rows_end(rt, &leaf);
   }
   return rc;
 }

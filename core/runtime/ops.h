@@ -207,14 +207,30 @@ pr_Tensor *pr_where(pr_Runtime *rt, const pr_Tensor *cond, const pr_Tensor *a, c
 pr_Tensor *pr_triangle(pr_Runtime *rt, const pr_Tensor *x, int64_t diagonal, int upper);
 
 /*
-** Constructors (not recorded: they read nothing). On cpu the values are written in the tensor's
-** dtype (integers truncated toward zero, floats rounded to nearest even); on meta only the shape
+** Constructors, recorded as torch's factory ops (events only: they read nothing): pr_full is
+** named name ("full", "ones", "ones_like"). On cpu the values are written in the tensor's dtype
+** (integers truncated toward zero, floats rounded to nearest even); on meta only the shape
 ** exists.
 */
 pr_Tensor *pr_arange(pr_Runtime *rt, double start, double end, double step, int dtype,
                      int device);
-pr_Tensor *pr_full(pr_Runtime *rt, int ndim, const int64_t *shape, double value, int dtype,
-                   int device);
+pr_Tensor *pr_full(pr_Runtime *rt, const char *name, int ndim, const int64_t *shape, double value,
+                   int dtype, int device);
+
+/*
+** A factory op as torch records it: pr_factory_new opens name (aten::randn; "empty" alone is
+** aten::empty) and makes the tensor inside its allocation part (aten::empty, or alloc's name:
+** "empty_like"); pr_factory_fill opens the part that writes the values (aten::normal_, NULL:
+** none); pr_factory_end closes what is open. On failure pr_factory_new has closed everything.
+*/
+typedef struct pr_Factory {
+  prof_Op op, fill;
+  int outer, filling;
+} pr_Factory;
+pr_Tensor *pr_factory_new(pr_Runtime *rt, pr_Factory *f, const char *name, const char *alloc,
+                          int ndim, const int64_t *shape, int dtype, int device);
+void pr_factory_fill(pr_Runtime *rt, pr_Factory *f, const char *fill);
+void pr_factory_end(pr_Runtime *rt, pr_Factory *f);
 /* numel(shape) values: fvals feed float dtypes and ivals the others; when one list is NULL the
    other feeds every dtype; both NULL: no values (meta tensors keep none anyway) */
 pr_Tensor *pr_tensor_from(pr_Runtime *rt, int ndim, const int64_t *shape, const double *fvals,

@@ -89,6 +89,22 @@ static void save_args(pr_Node *n, const pr_ConvArgs *a, int unbatched) {
   v[14] = unbatched;
 }
 
+/* The functional's name by kind and spatial dims ("conv2d", "max_pool3d"): its op's and node's. */
+static const char *spatial_name(prof_OpKind kind, int nsp) {
+  static const char *const names[][3] = {
+      {"conv1d", "conv2d", "conv3d"},
+      {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"},
+      {"max_pool1d", "max_pool2d", "max_pool3d"},
+      {"avg_pool1d", "avg_pool2d", "avg_pool3d"},
+      {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"},
+      {"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}};
+  int row = kind == PROF_OP_CONV ? 0 : kind == PROF_OP_CONV_TRANSPOSE ? 1
+            : kind == PROF_OP_MAX_POOL ? 2 : kind == PROF_OP_AVG_POOL ? 3
+            : kind == PROF_OP_ADAPTIVE_AVG_POOL ? 4 : kind == PROF_OP_ADAPTIVE_MAX_POOL ? 5 : -1;
+  if (row < 0 || nsp < 1 || nsp > 3) return prof_op_kind_name(kind);
+  return names[row][nsp - 1];
+}
+
 /* {====================== forward ======================} */
 
 static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const pr_Tensor *b,
@@ -126,6 +142,7 @@ static pr_Tensor *conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, c
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CONV, x, w, b);
+  op.name = spatial_name(PROF_OP_CONV, nsp);
   pr_conv_op(&op, eff, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
@@ -168,6 +185,7 @@ static pr_Tensor *conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Te
   }
   prof_Op op;
   pr_op_begin(&op, PROF_OP_CONV_TRANSPOSE, x, w, b);
+  op.name = spatial_name(PROF_OP_CONV_TRANSPOSE, nsp);
   pr_conv_op(&op, a, w->shape + 2);
   if (b != NULL) op.flags |= PROF_OPF_BIAS;
   pr_Tensor *out = pr_op_alloc(rt, &op, nsp + 2, shape, x->dtype, x->device);
@@ -204,7 +222,8 @@ pr_Tensor *pr_conv(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w, const
   const pr_Tensor *bx = pr_conv_add_batch(x, a->nsp, &tmp);
   pr_Tensor *out = drop_batch(rt, x, conv(rt, bx, w, b, a, &eff));
   if (out == NULL || !pr_needs_grad(rt, x, w, b)) return out;
-  return attach_conv(rt, out, PR_BW_CONV, "conv", x, w, b, &eff, bx != x);
+  return attach_conv(rt, out, PR_BW_CONV, spatial_name(PROF_OP_CONV, a->nsp), x, w, b, &eff,
+                     bx != x);
 }
 
 pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor *w,
@@ -213,7 +232,8 @@ pr_Tensor *pr_conv_transpose(pr_Runtime *rt, const pr_Tensor *x, const pr_Tensor
   const pr_Tensor *bx = pr_conv_add_batch(x, a->nsp, &tmp);
   pr_Tensor *out = drop_batch(rt, x, conv_transpose(rt, bx, w, b, a));
   if (out == NULL || !pr_needs_grad(rt, x, w, b)) return out;
-  return attach_conv(rt, out, PR_BW_CONV_TRANSPOSE, "conv_transpose", x, w, b, a, bx != x);
+  return attach_conv(rt, out, PR_BW_CONV_TRANSPOSE, spatial_name(PROF_OP_CONV_TRANSPOSE, a->nsp),
+                     x, w, b, a, bx != x);
 }
 
 /* {====================== pooling ======================} */
@@ -295,6 +315,7 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
   pool_args(args, kind, a);
   prof_Op op;
   pr_op_begin(&op, kind, x, NULL, NULL);
+  op.name = spatial_name(kind, nsp);
   pr_pool_fields(&op, nsp, args);
   pr_Tensor *out = pr_op_alloc(rt, &op, x->ndim, shape, x->dtype, x->device);
   if (out == NULL) return NULL;
@@ -315,7 +336,7 @@ pr_Tensor *pr_pool(pr_Runtime *rt, prof_OpKind kind, const pr_Tensor *x, const p
     return NULL;
   }
   if (!grad) return out;
-  pr_Node *n = pr_node_attach(rt, out, PR_BW_POOL, name, 1, &x);
+  pr_Node *n = pr_node_attach(rt, out, PR_BW_POOL, op.name, 1, &x);
   if (n == NULL) {
     pr_tensor_release(idx);
     pr_tensor_release(out);

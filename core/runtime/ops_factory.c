@@ -1,4 +1,4 @@
-/* ops_factory.c — tensors made from values: arange, full, ones and tensor (values built on the host, copied in by the backend). */
+/* ops_factory.c — tensors made from values: arange, full, ones and tensor (values built on the host, copied in by the backend), recorded as torch's factory ops. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -88,6 +88,47 @@ static pr_Tensor *fill(pr_Runtime *rt, pr_Tensor *t, const double *fvals, const 
   return t;
 }
 
+/* {====================== factory events ======================} */
+
+pr_Tensor *pr_factory_new(pr_Runtime *rt, pr_Factory *f, const char *name, const char *alloc,
+                          int ndim, const int64_t *shape, int dtype, int device) {
+  f->outer = strcmp(name, "empty") != 0;
+  f->filling = 0;
+  if (f->outer) pr_part_begin(rt, &f->op, name, NULL, 0, NULL);
+  prof_Op made;
+  pr_part_begin(rt, &made, alloc != NULL ? alloc : "empty", NULL, 0, NULL);
+  pr_Tensor *t = pr_tensor_new(rt, ndim, shape, dtype, device);
+  pr_part_end(rt, &made);
+  if (t == NULL) pr_factory_end(rt, f);
+  return t;
+}
+
+void pr_factory_fill(pr_Runtime *rt, pr_Factory *f, const char *fill) {
+  if (fill == NULL) return;
+  pr_part_begin(rt, &f->fill, fill, NULL, 0, NULL);
+  f->filling = 1;
+}
+
+void pr_factory_end(pr_Runtime *rt, pr_Factory *f) {
+  if (f->filling) pr_part_end(rt, &f->fill);
+  if (f->outer) pr_part_end(rt, &f->op);
+  f->filling = f->outer = 0;
+}
+
+/* A factory's tensor with its values (fill's part around writing them). */
+static pr_Tensor *made(pr_Runtime *rt, const char *name, const char *fill_name, int ndim,
+                       const int64_t *shape, int dtype, int device, const double *fvals,
+                       const int64_t *ivals, int one, double start, double step) {
+  pr_Factory f;
+  const char *alloc = strcmp(name, "ones_like") == 0 ? "empty_like" : NULL;
+  pr_Tensor *t = pr_factory_new(rt, &f, name, alloc, ndim, shape, dtype, device);
+  if (t == NULL) return NULL;
+  pr_factory_fill(rt, &f, fill_name);
+  t = fill(rt, t, fvals, ivals, one, start, step);
+  pr_factory_end(rt, &f);
+  return t;
+}
+
 pr_Tensor *pr_arange(pr_Runtime *rt, double start, double end, double step, int dtype,
                      int device) {
   if (step == 0.0 || !isfinite(step)) return pr_fail(rt, "arange: step must be nonzero and finite");
@@ -97,13 +138,14 @@ pr_Tensor *pr_arange(pr_Runtime *rt, double start, double end, double step, int 
   double count = ceil((end - start) / step);
   if (count > 9.0e15) return pr_fail(rt, "arange: %g elements are too many", count);
   int64_t n = (int64_t)count;
-  return fill(rt, pr_tensor_new(rt, 1, &n, dtype, device), NULL, NULL, 0, start, step);
+  /* torch's arange writes through arange.out: aten::arange over aten::empty and aten::arange */
+  return made(rt, "arange", "arange", 1, &n, dtype, device, NULL, NULL, 0, start, step);
 }
 
-pr_Tensor *pr_full(pr_Runtime *rt, int ndim, const int64_t *shape, double value, int dtype,
-                   int device) {
+pr_Tensor *pr_full(pr_Runtime *rt, const char *name, int ndim, const int64_t *shape, double value,
+                   int dtype, int device) {
   int64_t v = to_i64(value);
-  return fill(rt, pr_tensor_new(rt, ndim, shape, dtype, device), &value, &v, 1, 0, 0);
+  return made(rt, name, "fill_", ndim, shape, dtype, device, &value, &v, 1, 0, 0);
 }
 
 pr_Tensor *pr_tensor_from(pr_Runtime *rt, int ndim, const int64_t *shape, const double *fvals,

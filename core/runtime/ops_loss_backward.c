@@ -31,7 +31,8 @@ int pr_class_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Te
                     gsize * pr_numel(g) + (p.nll ? 0 : esize * numel) +
                         (int64_t)prof_dtype_size(t->dtype) * pr_numel(t) +
                         (w ? (int64_t)prof_dtype_size(w->dtype) * p.C : 0),
-                    esize * (numel + (gin[1] ? numel : 0))) != 0)
+                    esize * (numel + (gin[1] ? numel : 0)), g,
+                    n->inputs[0] != NULL ? n->inputs[0] : logp, t) != 0)
     return PR_ERR;
   if (!pr_holds_values(t)) return pr_op_close(rt, &work, 0);
   pr_Tensor *gc = pr_contiguous_data(rt, g);
@@ -64,7 +65,8 @@ int pr_mse_loss_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tens
   prof_Op work;
   int64_t esize = (int64_t)prof_dtype_size(gd->dtype), gsize = (int64_t)prof_dtype_size(g->dtype);
   if (pr_work_begin(rt, &work, "mse_loss_backward", 0, numel * (2 + (neg != NULL)),
-                     esize * numel + gsize * pr_numel(g), esize * numel * (1 + (neg != NULL))) != 0)
+                     esize * numel + gsize * pr_numel(g), esize * numel * (1 + (neg != NULL)), g, d,
+                     NULL) != 0)
     goto end;
   if (pr_op_close(rt, &work, PR_K(d)->mse_backward(rt, d, g, reduction, gd, neg)) != 0) goto end;
   rc = 0;

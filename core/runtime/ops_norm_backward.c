@@ -35,7 +35,7 @@ int pr_norm_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
   int64_t wrote = (gin[0] ? numel : 0) + (gin[1] ? p.C : 0) + (gin[2] ? p.C : 0);
   prof_Op work;
   if (pr_work_begin(rt, &work, pr_backward_name(rt, n->name), 0, flops, es * (2 * numel + 2 * cells + (w ? p.C : 0)),
-                    es * wrote) != 0)
+                    es * wrote, g, x, w) != 0)
     return PR_ERR;
   return pr_op_close(rt, &work, PR_K(x)->norm_backward(rt, &p, x, g, w, mean, rstd, input_stats,
                                                         gin[0], gin[1], gin[2]));
@@ -51,7 +51,7 @@ int pr_embedding_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Ten
   int64_t gsize = (int64_t)prof_dtype_size(g->dtype), wsize = (int64_t)prof_dtype_size(gin[1]->dtype);
   if (pr_work_begin(rt, &work, "embedding_backward", 0, rows * d,
                     gsize * rows * d + rows * prof_dtype_size(idx->dtype),
-                    wsize * pr_numel(w)) != 0)
+                    wsize * pr_numel(w), g, idx, NULL) != 0)
     return PR_ERR;
   return pr_op_close(rt, &work,
                      PR_K(w)->embedding_backward(rt, idx, g, n->args.i[0], gin[1]));

@@ -9,9 +9,9 @@
 ** size, left open for the kernel (the caller closes it with pr_work_end). NULL: nothing open.
 */
 static pr_Tensor *grad_result(pr_Runtime *rt, prof_Op *op, const char *name, const pr_Tensor *g,
-                              int64_t flops, int nread) {
+                              const pr_Tensor *x, int64_t flops, int nread) {
   int64_t bytes = pr_numel(g) * prof_dtype_size(g->dtype);
-  if (pr_work_begin(rt, op, name, 0, flops, nread * bytes, bytes) != 0) return NULL;
+  if (pr_work_begin(rt, op, name, 0, flops, nread * bytes, bytes, g, x, NULL) != 0) return NULL;
   pr_Tensor *t = pr_tensor_like(rt, g);
   if (t == NULL) pr_op_close(rt, op, PR_ERR);
   return t;
@@ -53,7 +53,7 @@ static const struct {
 int pr_unary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor **gin) {
   prof_OpKind kind = (prof_OpKind)n->args.i[0];
   prof_Op op;
-  pr_Tensor *gx = grad_result(rt, &op, unary_grad[kind].name, g,
+  pr_Tensor *gx = grad_result(rt, &op, unary_grad[kind].name, g, n->saved[0],
                               pr_numel(g) * unary_grad[kind].flops, n->saved[1] != NULL ? 3 : 2);
   if (gx != NULL)
     gx = pr_op_end(rt, &op, gx,
@@ -70,14 +70,14 @@ int pr_prelu_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor 
   int64_t flops = 2 * pr_numel(g);   /* per element: compare, multiply */
   if (n->inputs[0] != NULL) {
     prof_Op op;
-    gin[0] = grad_result(rt, &op, "pr_prelu_backward", g, flops, 2);
+    gin[0] = grad_result(rt, &op, "prelu_backward", g, x, flops, 2);
     if (gin[0] == NULL) return PR_ERR;
     if (pr_op_close(rt, &op, cpu ? PR_K(g)->prelu_backward(rt, x, w, g, gin[0], NULL) : 0) != 0)
       return PR_ERR;   /* the caller releases what gin holds */
   }
   if (n->inputs[1] != NULL) {
     prof_Op op;
-    pr_Tensor *t = grad_result(rt, &op, "pr_prelu_backward", g, flops, 2), *s = NULL;
+    pr_Tensor *t = grad_result(rt, &op, "prelu_backward", g, x, flops, 2), *s = NULL;
     if (t != NULL &&
         pr_op_close(rt, &op, cpu ? PR_K(g)->prelu_backward(rt, x, w, g, NULL, t) : 0) == 0) {
       int dims[PR_MAX_DIMS], nd = 0;
@@ -105,7 +105,7 @@ int pr_softmax_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tenso
   prof_Op op;
   pr_Tensor *gx = grad_result(rt, &op, kind == PROF_OP_SOFTMAX ? "softmax_backward"
                                                                : "log_softmax_backward",
-                              g, flops, 2);
+                              g, n->saved[0], flops, 2);
   if (gx != NULL)
     gx = pr_op_end(rt, &op, gx, PR_K(gx)->softmax_backward(rt, kind, n->saved[0], g, d, gx));
   gin[0] = gx;
@@ -173,9 +173,9 @@ int pr_binary_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor
     {
       /* one fused kernel writes both gradients: the two ops are open (nested) around it */
       prof_Op opa, opb;
-      if (want_a) ga = grad_result(rt, &opa, name_backward(kind), g, 3 * pr_numel(g), 3);
+      if (want_a) ga = grad_result(rt, &opa, name_backward(kind), g, a, 3 * pr_numel(g), 3);
       if (want_b && (!want_a || ga != NULL))
-        gb = grad_result(rt, &opb, name_backward(kind), g, 3 * pr_numel(g), 3);
+        gb = grad_result(rt, &opb, name_backward(kind), g, b, 3 * pr_numel(g), 3);
       int rc = (want_a && ga == NULL) || (want_b && gb == NULL)
                    ? PR_ERR
                    : PR_K(g)->extremum_backward(rt, kind, a, b, s, g, ga, gb);

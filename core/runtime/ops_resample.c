@@ -10,10 +10,30 @@ static const char *const mode_names[] = {"nearest", "linear", "bilinear", "bicub
 /* Spatial dims each mode needs (0: any of 1 to 3), as PyTorch checks them. */
 static const int mode_nsp[] = {0, 1, 2, 2, 3, 0};
 
+/* The upsampling op a mode runs on nsp spatial dims, as torch names it ("upsample_nearest2d";
+   area is an adaptive average pool). */
+static const char *upsample_name(int mode, int nsp) {
+  static const char *const nearest[] = {"upsample_nearest1d", "upsample_nearest2d",
+                                        "upsample_nearest3d"};
+  static const char *const area[] = {"adaptive_avg_pool1d", "adaptive_avg_pool2d",
+                                     "adaptive_avg_pool3d"};
+  if (nsp < 1 || nsp > 3) return "interpolate";
+  switch (mode) {
+    case PROF_INTERP_NEAREST: return nearest[nsp - 1];
+    case PROF_INTERP_AREA: return area[nsp - 1];
+    case PROF_INTERP_LINEAR: return "upsample_linear1d";
+    case PROF_INTERP_BILINEAR: return "upsample_bilinear2d";
+    case PROF_INTERP_BICUBIC: return "upsample_bicubic2d";
+    case PROF_INTERP_TRILINEAR: return "upsample_trilinear3d";
+    default: return "interpolate";
+  }
+}
+
 /* The op as the forward records it (the backward reuses it to count the forward's work). */
 void pr_interp_op(prof_Op *op, const pr_Tensor *x, int mode, int size_given, int size_scalar,
                   int nscale, const double *scale) {
   pr_op_begin(op, PROF_OP_INTERPOLATE, x, NULL, NULL);
+  op->name = upsample_name(mode, x->ndim - 2);
   op->mode = mode;
   if (size_given) {
     op->flags |= PROF_OPF_SIZE_GIVEN;
@@ -97,7 +117,7 @@ pr_Tensor *pr_interpolate(pr_Runtime *rt, const pr_Tensor *x, const pr_InterpArg
   out = pr_op_end(rt, &op, out, PR_K(out)->interpolate(rt, x, &geo, out));
   if (out == NULL) return NULL;
   if (!pr_needs_grad(rt, x, NULL, NULL)) return out;
-  pr_Node *node = pr_node_attach(rt, out, PR_BW_INTERPOLATE, "interpolate", 1, &x);
+  pr_Node *node = pr_node_attach(rt, out, PR_BW_INTERPOLATE, op.name, 1, &x);
   if (node == NULL) {
     pr_tensor_release(out);
     return NULL;

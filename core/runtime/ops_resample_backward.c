@@ -16,6 +16,7 @@ int pr_interpolate_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_T
     pr_operand(g, &fwd.out);
     if (prof_op_count(rt->rec, &fwd) != PROF_OK)
       return pr_error(rt, "interpolate backward: %s", prof_errmsg(rt->rec));
+    op.name = pr_backward_name(rt, fwd.name);   /* upsample_nearest2d_backward */
     op.flops = fwd.flops;
     op.bytes_read = fwd.bytes_written;
     op.bytes_written = fwd.bytes_read;

@@ -78,7 +78,8 @@ static int record_bptt(pr_Runtime *rt, prof_Op *work, const pr_RnnPlan *p, const
         return PR_ERR;
       flops += rows * (2 * cell * p->H + (want_w && p->bias ? 2 * G : 0));
     }
-  return pr_work_begin(rt, work, pr_backward_name(rt, name), 0, flops, bytes_read, bytes_written);
+  return pr_work_begin(rt, work, pr_backward_name(rt, name), 0, flops, bytes_read, bytes_written,
+                       NULL, NULL, NULL);
 }
 
 static int64_t tensor_bytes(const pr_Tensor *t) {

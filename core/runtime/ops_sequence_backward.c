@@ -57,7 +57,7 @@ int pr_sdpa_backward(pr_Runtime *rt, pr_Node *n, const pr_Tensor *g, pr_Tensor *
   prof_Op work;
   int64_t esize = (int64_t)prof_dtype_size(gS->dtype);   /* P, A, gA and gS share it */
   if (pr_work_begin(rt, &work, "scaled_dot_product_attention_backward", 0, numel * (5 + drop),
-                     esize * numel * (2 + drop), esize * numel) != 0)
+                     esize * numel * (2 + drop), esize * numel, g, q, NULL) != 0)
     goto end;
   int krc = 0;
   if (pr_holds_values(gS))

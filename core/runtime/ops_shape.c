@@ -22,12 +22,24 @@ static pr_Tensor *shape_grad(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out,
   return out;
 }
 
-/* A view (no kernel): recorded as an op of its own, then its gradient. */
-static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, prof_OpKind kind,
+/* A view (no kernel) named as torch names the call: recorded as an op of its own (reshape and
+   flatten with torch's aten::_reshape_alias inside), then its gradient. */
+static pr_Tensor *shape_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *out, const char *name,
                                int vk, const int64_t *args, int nargs) {
   prof_Op op;
-  pr_op_begin(&op, kind, x, NULL, NULL);
-  return shape_grad(rt, x, pr_op_finish(rt, &op, out), vk, args, nargs);
+  pr_op_begin(&op, PROF_OP_VIEW, x, NULL, NULL);
+  op.name = name;
+  int alias = name[0] == 'r' || name[0] == 'f';   /* reshape, flatten */
+  if (out == NULL || rt->rec == NULL || !alias)
+    return shape_grad(rt, x, pr_op_finish(rt, &op, out), vk, args, nargs);
+  if (pr_op_open(rt, &op, out->ndim, out->shape, out->dtype) != 0) {
+    pr_tensor_release(out);
+    return NULL;
+  }
+  prof_Operand in;
+  pr_operand(x, &in);
+  pr_part_mark(rt, "_reshape_alias", 1, &in);
+  return shape_grad(rt, x, pr_op_end(rt, &op, out, 0), vk, args, nargs);
 }
 
 /* x's values in logical order into a new contiguous [ndim, shape] tensor of dtype on device: the
@@ -81,10 +93,12 @@ static int cross_device_half(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *c) {
   return rc;
 }
 
+/* The copy named as the call (contiguous, reshape, to: their torch children are work parts). */
 static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
-                          int dtype, int device, int vk) {
+                          int dtype, int device, int vk, const char *name) {
   prof_Op op;
   pr_op_begin(&op, PROF_OP_COPY, x, NULL, NULL);
+  op.name = name;
   pr_Tensor *c = pr_op_alloc(rt, &op, ndim, shape, dtype, device);
   if (c == NULL) return NULL;
   int rc = c->be == x->be || !pr_holds_values(c) ? PR_K(c)->cast(rt, x, c)
@@ -96,19 +110,20 @@ static pr_Tensor *copy_op(pr_Runtime *rt, const pr_Tensor *x, int ndim, const in
 }
 
 /* Views cost nothing; they are still recorded so the activity view can show them. */
-static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v) {
-  return shape_result(rt, x, v, PROF_OP_VIEW, PR_VK_RESHAPE, NULL, 0);
+static pr_Tensor *view_result(pr_Runtime *rt, const pr_Tensor *x, pr_Tensor *v, const char *name) {
+  return shape_result(rt, x, v, name, PR_VK_RESHAPE, NULL, 0);
 }
 
 /* A copy in the same element order (contiguous, reshape of a strided tensor), values included. */
-static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape) {
-  return copy_op(rt, x, ndim, shape, x->dtype, x->device, PR_VK_RESHAPE);
+static pr_Tensor *copy_result(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
+                              const char *name) {
+  return copy_op(rt, x, ndim, shape, x->dtype, x->device, PR_VK_RESHAPE, name);
 }
 
 pr_Tensor *pr_contiguous(pr_Runtime *rt, const pr_Tensor *x) {
   if (pr_is_contiguous(x))
     return pr_tensor_view(rt, x, x->ndim, x->shape, x->stride, x->offset);
-  return copy_result(rt, x, x->ndim, x->shape);
+  return copy_result(rt, x, x->ndim, x->shape, "contiguous");
 }
 
 /*
@@ -145,8 +160,9 @@ static int view_strides(const pr_Tensor *x, int ndim, const int64_t *shape, int6
   return view_d == -1;
 }
 
-pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape_in,
-                      int require_view) {
+/* view, reshape and flatten, by name (require_view: view's rule, no copy). */
+static pr_Tensor *reshape_named(pr_Runtime *rt, const pr_Tensor *x, int ndim,
+                                const int64_t *shape_in, int require_view, const char *name) {
   char sx[96];
   int64_t shape[PR_MAX_DIMS];
   int infer = -1;
@@ -178,14 +194,19 @@ pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_
     if (require_view)
       return pr_fail(rt, "view: the size and stride of input %s are not compatible with the new "
                      "shape; use reshape or contiguous() first", pr_shape_str(x, sx, sizeof sx));
-    return copy_result(rt, x, ndim, shape);
+    return copy_result(rt, x, ndim, shape, name);
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset));
+  return view_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), name);
+}
+
+pr_Tensor *pr_reshape(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape,
+                      int require_view) {
+  return reshape_named(rt, x, ndim, shape, require_view, require_view ? "view" : "reshape");
 }
 
 pr_Tensor *pr_flatten(pr_Runtime *rt, const pr_Tensor *x, int start, int end) {
   char sx[96];
-  if (x->ndim == 0) return pr_reshape(rt, x, 1, (int64_t[]){1}, 0);
+  if (x->ndim == 0) return reshape_named(rt, x, 1, (int64_t[]){1}, 0, "flatten");
   int s = pr_dim(start, x->ndim), e = pr_dim(end, x->ndim);
   if (s < 0 || e < 0 || s > e)
     return pr_fail(rt, "flatten: start_dim %d and end_dim %d are invalid for input %s", start, end,
@@ -197,10 +218,11 @@ pr_Tensor *pr_flatten(pr_Runtime *rt, const pr_Tensor *x, int start, int end) {
   for (int i = s; i <= e; i++) m *= x->shape[i];
   shape[n++] = m;
   for (int i = e + 1; i < x->ndim; i++) shape[n++] = x->shape[i];
-  return pr_reshape(rt, x, n, shape, 0);
+  return reshape_named(rt, x, n, shape, 0, "flatten");
 }
 
-pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *dims) {
+static pr_Tensor *permute_named(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *dims,
+                                const char *name) {
   char sx[96];
   if (ndim != x->ndim)
     return pr_fail(rt, "permute: %d dims given for input %s", ndim, pr_shape_str(x, sx, sizeof sx));
@@ -215,8 +237,12 @@ pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *d
     stride[i] = x->stride[d];
     perm[i] = d;
   }
-  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
+  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), name,
                       PR_VK_PERMUTE, perm, ndim);
+}
+
+pr_Tensor *pr_permute(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int *dims) {
+  return permute_named(rt, x, ndim, dims, "permute");
 }
 
 pr_Tensor *pr_transpose(pr_Runtime *rt, const pr_Tensor *x, int d0, int d1) {
@@ -231,7 +257,7 @@ pr_Tensor *pr_transpose(pr_Runtime *rt, const pr_Tensor *x, int d0, int d1) {
     dims[a] = b;
     dims[b] = a;
   }
-  return pr_permute(rt, x, x->ndim, dims);
+  return permute_named(rt, x, x->ndim, dims, "transpose");
 }
 
 pr_Tensor *pr_unsqueeze(pr_Runtime *rt, const pr_Tensor *x, int dim) {
@@ -252,7 +278,7 @@ pr_Tensor *pr_unsqueeze(pr_Runtime *rt, const pr_Tensor *x, int dim) {
       stride[n++] = x->stride[i];
     }
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset));
+  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset), "unsqueeze");
 }
 
 pr_Tensor *pr_squeeze(pr_Runtime *rt, const pr_Tensor *x, int dim, int all) {
@@ -267,7 +293,7 @@ pr_Tensor *pr_squeeze(pr_Runtime *rt, const pr_Tensor *x, int dim, int all) {
     shape[n] = x->shape[i];
     stride[n++] = x->stride[i];
   }
-  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset));
+  return view_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset), "squeeze");
 }
 
 pr_Tensor *pr_expand(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t *shape_in) {
@@ -285,7 +311,7 @@ pr_Tensor *pr_expand(pr_Runtime *rt, const pr_Tensor *x, int ndim, const int64_t
     shape[i] = want;
     stride[i] = (j >= 0 && have == want) ? x->stride[j] : 0;
   }
-  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), PROF_OP_VIEW,
+  return shape_result(rt, x, pr_tensor_view(rt, x, ndim, shape, stride, x->offset), "expand",
                       PR_VK_EXPAND, NULL, 0);
 }
 
@@ -307,7 +333,7 @@ pr_Tensor *pr_select(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t index)
   }
   int64_t args[2] = {d, i};
   return shape_result(rt, x, pr_tensor_view(rt, x, n, shape, stride, x->offset + i * x->stride[d]),
-                      PROF_OP_VIEW, PR_VK_SELECT, args, 2);
+                      "select", PR_VK_SELECT, args, 2);
 }
 
 pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start, int64_t len) {
@@ -324,7 +350,7 @@ pr_Tensor *pr_narrow(pr_Runtime *rt, const pr_Tensor *x, int dim, int64_t start,
   shape[d] = len;
   int64_t args[2] = {d, s};
   return shape_result(rt, x, pr_tensor_view(rt, x, x->ndim, shape, x->stride, x->offset + s * x->stride[d]),
-                      PROF_OP_VIEW, PR_VK_NARROW, args, 2);
+                      "narrow", PR_VK_NARROW, args, 2);
 }
 
 /* {====================== cat and stack: values and nodes ======================} */
@@ -436,7 +462,7 @@ pr_Tensor *pr_to(pr_Runtime *rt, const pr_Tensor *x, int dtype, int device) {
   if (device != x->device && (!to->holds_values || !pr_holds_values(x)))
     return pr_fail(rt, "to: cannot move a tensor between %s and %s (%s tensors have no values)",
                    x->be->name, to->name, to->holds_values ? x->be->name : to->name);
-  return copy_op(rt, x, x->ndim, x->shape, dtype, device, PR_VK_CAST);
+  return copy_op(rt, x, x->ndim, x->shape, dtype, device, PR_VK_CAST, "to");
 }
 
 /* {====================== chunk, split, stack ======================} */

@@ -54,6 +54,8 @@ typedef struct pr_Tensor {
 #define PR_T_REQUIRES_GRAD 0x1u
 #define PR_T_PARAMETER 0x2u
 
+#define PR_PARTS_MAX 8   /* open work parts (two per op at most): deeper ops record none */
+
 /*
 ** Runtime context: the recorder ops report to (NULL: not profiling) and the last error. One per
 ** Lua state (or host); no globals.
@@ -73,6 +75,13 @@ struct pr_Runtime {
                                   recorder see every allocation */
   const pr_Backend *devices[PR_MAX_DEVICES];   /* the device registry; index 0 is meta */
   int32_t n_devices;
+  /* the open ops' torch children that do their work (aten::relu's aten::clamp_min: pr_op_open
+     opens them, closing the op closes them), innermost last */
+  struct pr_OpPart {
+    const prof_Op *owner;
+    prof_Op op;
+  } parts[PR_PARTS_MAX];
+  int32_t n_parts;
   char err[512];
 };
 
@@ -194,11 +203,31 @@ pr_Tensor *pr_op_finish(pr_Runtime *rt, prof_Op *op, pr_Tensor *out);
 const char *pr_backward_name(pr_Runtime *rt, const char *forward);
 
 /* The fused backward work a kernel does beyond its ops, bracketed the same way: a custom op of
-   these counts opened by pr_work_begin (PR_ERR: rejected, nothing open). pr_op_close closes an
-   op opened by either pr_work_begin or pr_op_open and returns rc. */
+   these counts over the non-NULL inputs (torch's Input Dims: the gradient first) opened by
+   pr_work_begin (PR_ERR: rejected, nothing open). pr_op_close closes an op opened by either
+   pr_work_begin or pr_op_open and returns rc. */
 int pr_work_begin(pr_Runtime *rt, prof_Op *op, const char *name, int64_t macs, int64_t flops,
-                  int64_t bytes_read, int64_t bytes_written);
+                  int64_t bytes_read, int64_t bytes_written, const pr_Tensor *in0,
+                  const pr_Tensor *in1, const pr_Tensor *in2);
 int pr_op_close(pr_Runtime *rt, prof_Op *op, int rc);
+
+/*
+** Torch's child ops, as events only (PROF_OPF_EVENT: the flops profile does not count them). A
+** part is opened inside the open op by pr_part_begin, named name over n operands, and closed by
+** pr_part_end: allocations between are its own, and it carries share's counts (NULL: none), the
+** enclosing op's work it does (aten::linear's aten::addmm takes the GEMM), so that sorting by
+** self time lands where torch's does. pr_part_mark records one that does no work of its own, at
+** an instant (aten::t, a view). Without a recorder, or while no events are recorded, nothing
+** happens; parts cannot fail.
+*/
+void pr_part_begin(pr_Runtime *rt, prof_Op *part, const char *name, const prof_Op *share, int n,
+                   const prof_Operand *in);
+void pr_part_end(pr_Runtime *rt, prof_Op *part);
+void pr_part_mark(pr_Runtime *rt, const char *name, int n, const prof_Operand *in);
+/* t's operand with its last two dims swapped (a transpose's), and t seen as a matrix of its
+   last dim (the rows are the leading dims' product). */
+void pr_operand_t(const pr_Tensor *t, prof_Operand *o);
+void pr_operand_2d(const pr_Tensor *t, prof_Operand *o);
 
 /* {====================== helpers shared by the op files (op_util.c) ======================} */
 

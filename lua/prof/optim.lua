@@ -2,6 +2,7 @@
 -- the updates) and DeepSpeed's Lamb (FusedLamb's update, in tensor ops).
 local core = require "prof.core"
 local T = require "prof.tensor"
+local record_function = require("prof.profiler").record_function
 local fmt = require("prof.nn.args").fmt
 
 local M = {}
@@ -97,7 +98,9 @@ end
 
 -- step(closure): one update of every group (closure re-evaluates the loss first; its result is
 -- returned). Parameters without a gradient are skipped, as torch does.
+-- Inside torch's range "Optimizer.step#SGD.step" (the closure's work included, as torch's hook).
 function Optimizer:step(closure)
+  local _ <close> = record_function("Optimizer.step#" .. self.__name .. ".step")
   local loss
   if closure ~= nil then loss = enable_grad(closure) end
   for _, group in ipairs(self.param_groups) do self:update(group) end
@@ -121,6 +124,7 @@ end
 
 -- zero_grad(set_to_none = true): torch 2's default (1.13 zeroes in place by default).
 function Optimizer:zero_grad(set_to_none)
+  local _ <close> = record_function("Optimizer.zero_grad#" .. self.__name .. ".zero_grad")
   if set_to_none == nil then set_to_none = true end
   for _, group in ipairs(self.param_groups) do
     for _, p in ipairs(group.params) do zero_grad_of(p, set_to_none) end

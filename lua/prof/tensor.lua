@@ -14,7 +14,11 @@ function T.empty(shape, opts)
   return core.empty(shape, dtype, device)
 end
 
-T.zeros = T.empty   -- cpu storage starts zero-filled
+-- T.zeros(shape, {dtype=, device=}): cpu storage starts zero-filled.
+function T.zeros(shape, opts)
+  local dtype, device = dd(opts)
+  return core.zeros(shape, dtype, device)
+end
 
 T.is_tensor = core.is_tensor
 T.set_default_device = core.set_default_device

@@ -138,6 +138,18 @@ static Watch watched(prof_State *S) {
   return w;
 }
 
+/* The last op event named name (the runtime's name, before torch's spelling). */
+static prof_Event op_named(prof_State *S, const char *name) {
+  prof_Event found = {0};
+  prof_snapshot(S);
+  for (int64_t i = 0; i < prof_event_count(S); i++) {
+    prof_Event e = {.size = sizeof e};
+    prof_event_at(S, i, &e);
+    if (e.kind == PROF_EVENT_OP && e.name != NULL && strcmp(e.name, name) == 0) found = e;
+  }
+  return found;
+}
+
 static void test_mlp_counting(void) {
   pr_Runtime rt;
   pr_runtime_init(&rt);
@@ -299,28 +311,37 @@ static void test_op_event_bytes(void) {
   rt.rec = S;
   pr_Tensor *y = pr_linear(&rt, x, w, b);
   T_CHECK(y != NULL);
-  /* one op event; its output [4, 5] float32 is 4·5·4 = 80 bytes, all x, w, b being contiguous
-     the kernel needs no temporary, so 80 is all it allocated */
+  /* torch's three events: linear over t (a mark) and addmm, the GEMM that allocates the output
+     [4, 5] float32, 4·5·4 = 80 bytes (x, w, b contiguous: the kernel needs no temporary) */
   Watch wa = watched(S);
-  T_EQ_INT(wa.ops, 1);
+  T_EQ_INT(wa.ops, 3);
   T_EQ_INT(wa.last.op_kind, PROF_OP_LINEAR);
-  T_EQ_INT(wa.last.bytes_allocated, 80);
-  T_EQ_INT(wa.last.bytes_freed, 0);
+  T_EQ_INT(wa.last.bytes_allocated, 0);
+  T_EQ_INT(wa.allocated, 80);
+  T_EQ_INT(wa.freed, 0);
   T_CHECK(wa.last.correlation > 0);
-  /* counts as before ops became events (exact conventions): MACs 4·5·3 = 60, FLOPs 2·60 + the
-     bias adds 4·5 = 140 */
-  T_EQ_INT(wa.last.macs, 60);
-  T_EQ_INT(wa.last.flops, 140);
+  prof_Event addmm = op_named(S, "addmm");
+  T_EQ_INT(addmm.bytes_allocated, 80);
+  T_CHECK(addmm.correlation > 0 && addmm.correlation != wa.last.correlation);
+  /* counts as before ops became events (exact conventions), on the GEMM's event: MACs 4·5·3 =
+     60, FLOPs 2·60 + the bias adds 4·5 = 140; linear's keeps none, so the events sum to them */
+  T_EQ_INT(addmm.macs, 60);
+  T_EQ_INT(addmm.flops, 140);
+  T_EQ_INT(wa.last.macs, 0);
+  T_EQ_INT(wa.last.flops, 0);
+  T_EQ_INT(op_named(S, "t").flops, 0);
   prof_Counts tot;
   prof_totals(S, PROF_PHASE_FORWARD, &tot);   /* as of watched()'s snapshot */
   T_EQ_INT(tot.macs, 60);
   T_EQ_INT(tot.flops, 140);
-  /* relu of y: 20 elements, one comparison each; 80 bytes of output */
+  T_EQ_INT(tot.calls, 1);                      /* the parts are events only: one op counted */
+  /* relu of y over clamp_min: 20 elements, one comparison each; 80 bytes of output */
   pr_Tensor *r = pr_unary(&rt, PROF_OP_RELU, y, 0);
   wa = watched(S);
-  T_EQ_INT(wa.ops, 2);
-  T_EQ_INT(wa.last.bytes_allocated, 80);
-  T_EQ_INT(wa.last.flops, 20);
+  T_EQ_INT(wa.ops, 5);
+  T_EQ_INT(wa.last.flops, 0);
+  T_EQ_INT(op_named(S, "clamp_min").bytes_allocated, 80);
+  T_EQ_INT(op_named(S, "clamp_min").flops, 20);
   /* a kernel failure after the output exists closes the op and frees what it allocated; after
      more failures than ops can nest, ops are still open for memory */
   int64_t is[1] = {3}, iv[3] = {1, 2, 3};
@@ -328,8 +349,8 @@ static void test_op_event_bytes(void) {
   for (int k = 0; k < PROF_OP_NEST_MAX + 4; k++)
     T_CHECK(pr_unary(&rt, PROF_OP_TANH, ints, 0) == NULL);
   pr_Tensor *r2 = pr_unary(&rt, PROF_OP_RELU, y, 0);
+  T_EQ_INT(op_named(S, "clamp_min").bytes_allocated, 80);
   wa = watched(S);
-  T_EQ_INT(wa.last.bytes_allocated, 80);
   rt.rec = NULL;
   /* without a recorder nothing is recorded */
   int64_t before = wa.ops;

@@ -32,6 +32,13 @@ static void push_shapes(profR_Recorder *R, profR_Event *e, const prof_Op *op) {
   R->n_shapes += need;
 }
 
+static prof_Op *open_op(profR_Recorder *R) {
+  int32_t k = R->op_depth < PROF_OP_NEST_MAX ? R->op_depth : PROF_OP_NEST_MAX;
+  return k > 0 ? R->open_ops[k - 1] : NULL;
+}
+
+static int64_t rest(int64_t all, int64_t parts) { return parts < all ? all - parts : 0; }
+
 static void push_op(profR_Recorder *R, const prof_Op *op) {
   profR_Event *e = profR_push(R, PROF_EVENT_OP,
                               op->name != NULL ? op->name : prof_op_kind_name(op->kind));
@@ -44,16 +51,50 @@ static void push_op(profR_Recorder *R, const prof_Op *op) {
   e->correlation = op->correlation;
   e->t_begin = op->t_begin_ticks;
   e->t_end = op->t_end_ticks;
-  e->macs = op->macs;
-  e->flops = op->flops;
-  e->bytes_read = op->bytes_read;
-  e->bytes_written = op->bytes_written;
+  /* what its parts carried is on their events: the events sum to the totals */
+  e->macs = rest(op->macs, op->parts_macs);
+  e->flops = rest(op->flops, op->parts_flops);
+  e->bytes_read = rest(op->bytes_read, op->parts_bytes_read);
+  e->bytes_written = rest(op->bytes_written, op->parts_bytes_written);
   e->bytes_allocated = op->bytes_allocated;
   e->bytes_freed = op->bytes_freed;
 }
 
+/* A PROF_OPF_EVENT op's event, its counts moved from the innermost enclosing counted op's (if one
+   is open; the enclosing ops are known within the depth open_ops holds). */
+static void push_part(profR_Recorder *R, const prof_Op *op) {
+  push_op(R, op);
+  prof_Op *parent = NULL;
+  for (int32_t k = R->op_depth <= PROF_OP_NEST_MAX ? R->op_depth : 0; k > 0 && parent == NULL; k--)
+    if (!(R->open_ops[k - 1]->flags & PROF_OPF_EVENT)) parent = R->open_ops[k - 1];
+  if (parent == NULL) return;
+  PROFR_UADD(parent->parts_macs, op->macs);
+  PROFR_UADD(parent->parts_flops, op->flops);
+  PROFR_UADD(parent->parts_bytes_read, op->bytes_read);
+  PROFR_UADD(parent->parts_bytes_written, op->bytes_written);
+}
+
+static void clear_outputs(prof_Op *op) {
+  op->correlation = 0;
+  op->t_begin_ticks = op->t_end_ticks = 0;
+  op->bytes_allocated = op->bytes_freed = 0;
+  op->parts_macs = op->parts_flops = op->parts_bytes_read = op->parts_bytes_written = 0;
+}
+
+/* An event-only op (PROF_OPF_EVENT) at one instant: recorded while R records events. */
+static int record_event_op(prof_State *S, prof_Op *op) {
+  clear_outputs(op);
+  profR_Recorder *R = profR_get(S);
+  if (R == NULL || R->suppress > 0 || R->cap_events == 0) return PROF_OK;
+  op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
+  op->t_begin_ticks = op->t_end_ticks = profH_ticks(&S->clock);
+  push_part(R, op);
+  return PROF_OK;
+}
+
 int prof_op_record(prof_State *S, prof_Op *op) {
   if (!profI_active(S)) return PROF_OK;
+  if (op->flags & PROF_OPF_EVENT) return record_event_op(S, op);
   if (op->kind != PROF_OP_CUSTOM) {
     int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
     if (rc != PROF_OK) return rc;
@@ -65,22 +106,23 @@ int prof_op_record(prof_State *S, prof_Op *op) {
     op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
     op->t_begin_ticks = op->t_end_ticks = profH_ticks(&S->clock);
     op->bytes_allocated = op->bytes_freed = 0;
+    op->parts_macs = op->parts_flops = op->parts_bytes_read = op->parts_bytes_written = 0;
     push_op(R, op);
   }
   return PROF_OK;
 }
 
 int prof_op_begin(prof_State *S, prof_Op *op) {
-  op->correlation = 0;
-  op->t_begin_ticks = op->t_end_ticks = 0;
-  op->bytes_allocated = op->bytes_freed = 0;
+  clear_outputs(op);
   if (!profI_active(S)) return PROF_OK;
-  if (op->kind != PROF_OP_CUSTOM) {
+  int event_only = (op->flags & PROF_OPF_EVENT) != 0;
+  if (op->kind != PROF_OP_CUSTOM && !event_only) {
     int rc = profF_count(S->conv, op, S->errmsg, sizeof S->errmsg);
     if (rc != PROF_OK) return rc;
   }
   profR_Recorder *R = profR_get(S);
   if (R == NULL) return PROF_OK;
+  if (event_only && R->cap_events == 0) return PROF_OK;   /* correlation 0: the end is a no-op */
   /* unique within the session without a shared counter: the thread's index in the high bits */
   op->correlation = ((uint64_t)(R->index + 1) << 40) | ++R->next_correlation;
   if (R->cap_events > 0) op->t_begin_ticks = profH_ticks(&S->clock);
@@ -98,6 +140,12 @@ void prof_op_end(prof_State *S, prof_Op *op) {
   if (R == NULL) return;
   if (R->op_depth > 0) R->op_depth--;
   if (R->suppress > 0) return;
+  if (op->flags & PROF_OPF_EVENT) {
+    if (R->cap_events == 0) return;
+    op->t_end_ticks = profH_ticks(&S->clock);
+    push_part(R, op);
+    return;
+  }
   profR_add(R, profR_attr_node(R), op->macs, op->flops, op->bytes_read, op->bytes_written);
   if (R->cap_events > 0) {
     op->t_end_ticks = profH_ticks(&S->clock);
@@ -106,11 +154,6 @@ void prof_op_end(prof_State *S, prof_Op *op) {
 }
 
 static int device_slot(int32_t device) { return device == PROF_DEVICE_CUDA ? 1 : 0; }
-
-static prof_Op *open_op(profR_Recorder *R) {
-  int32_t k = R->op_depth < PROF_OP_NEST_MAX ? R->op_depth : PROF_OP_NEST_MAX;
-  return k > 0 ? R->open_ops[k - 1] : NULL;
-}
 
 /* Live bytes are the session's (a block may be freed on another thread than made it): one
    relaxed atomic add, and a compare-exchange only when the peak moves. */
