@@ -72,8 +72,8 @@ describe("prof.record_function", function()
     p:stop()
     assert.same({ 42, "ok" }, { a, b })
     local ranges = of_kind(p:events(), "range")
-    assert.same({ "inner", "outer" }, names(ranges))
-    local inner, outer = ranges[1], ranges[2]
+    assert.same({ "outer", "inner" }, names(ranges))   -- start order, as torch's events()
+    local outer, inner = ranges[1], ranges[2]
     assert.is_true(outer.t_begin_ns <= inner.t_begin_ns and inner.t_end_ns <= outer.t_end_ns)
   end)
 
@@ -102,7 +102,7 @@ describe("prof.record_function", function()
     end
     p:stop()
     -- step 0 warms up (not recorded); 1..3 record; the window closes in step() #4
-    assert.same({ "work", "ProfilerStep#1", "work", "ProfilerStep#2", "work", "ProfilerStep#3" },
+    assert.same({ "ProfilerStep#1", "work", "ProfilerStep#2", "work", "ProfilerStep#3", "work" },
       p.seen)
     assert.is_nil(p.stack_error)
   end)
@@ -342,7 +342,11 @@ describe("prof.profile", function()
     p:stop()
     local r = of_kind(p:events(), "range")[1]
     assert.equal("spec/profiler_spec.lua(" .. line .. ")", r.stack[1])
-    assert.matches("Source Location", p:key_averages():table(), 1, true)
+    -- as torch 1.13's key_averages: the stack is a column only when grouped by it
+    assert.is_nil(p:key_averages():table():find("Source Location", 1, true))
+    local grouped = p:key_averages{ group_by_stack_n = 5 }:table()
+    assert.matches("Source Location", grouped, 1, true)
+    assert.matches("spec/profiler_spec.lua(" .. line .. ")", grouped, 1, true)
   end)
 
   it("says export_chrome_trace is missing when the build has no trace writer", function()
@@ -457,7 +461,7 @@ describe("key_averages", function()
     assert.is_nil(by_count:find("outer", 1, true))
     assert.is_nil(by_count:find("CPU Mem", 1, true))       -- no profile_memory: no memory columns
     assert.error_matches(function() ka.build(crafted(), {}):table{ sort_by = "speed" } end,
-      "unknown sort_by 'speed'")
+      'unknown sort_by "speed"')
   end)
 
   it("never gives a negative self time", function()
@@ -623,7 +627,10 @@ describe("examples/trace_loop.lua", function()
     assert.matches("== cycle 1 (the window ended in step 13)", r.stdout, 1, true)
     assert.matches("== cycle 2 (the window ended in step 26)", r.stdout, 1, true)
     assert.is_nil(r.stdout:find("cycle 3", 1, true))
-    assert.matches("ProfilerStep%*%s.-%s6%s+%S*examples/trace_loop%.lua%(%d+%)", r.stdout)
+    -- six steps a window; key_averages() has no Source Location column (torch's: only with
+    -- group_by_stack_n), though with_stack records the frames
+    assert.matches("ProfilerStep%*%s.-%s6%s*\n", r.stdout)
+    assert.is_nil(r.stdout:find("Source Location", 1, true))
     assert.matches("model_forward", r.stdout, 1, true)
     assert.matches("== the last cycle by self CPU memory", r.stdout, 1, true)
   end)

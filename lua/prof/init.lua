@@ -20,6 +20,8 @@ M.profile = profiler.profile
 M.schedule = schedule.schedule
 M.ProfilerAction = { NONE = schedule.NONE, WARMUP = schedule.WARMUP, RECORD = schedule.RECORD,
                      RECORD_AND_SAVE = schedule.RECORD_AND_SAVE }
+-- torch.profiler.ProfilerActivity: activities = { prof.ProfilerActivity.CPU, ... } or strings
+M.ProfilerActivity = { CPU = "cpu", CUDA = "cuda" }
 M.record_function = profiler.record_function
 M.open_scopes = profiler.open_scopes
 M.tensorboard_trace_handler = profiler.tensorboard_trace_handler

@@ -46,8 +46,11 @@ local function machine(o)
   end, warmup
 end
 
+local SCHEDULE_KEYS = { "wait", "warmup", "active", "repeat", "skip_first", "skip_first_wait" }
+
 function M.schedule(o)
   if type(o) ~= "table" then error("schedule: expects {wait=, warmup=, active=, ...}", 2) end
+  require("prof.util.options").check(o, SCHEDULE_KEYS, "schedule")
   local fn, warmup = machine(o)
   if warmup == 0 then
     M.warn("Profiler won't be using warmup, this can skew profiler results")

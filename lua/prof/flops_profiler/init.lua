@@ -10,6 +10,7 @@ local rules = require "prof.flops_profiler.rules"
 local units = require "prof.report.units"
 local capture = require "prof.profiler.capture"
 local profile_view = require "prof.flops_profiler.view"
+local options = require "prof.util.options"
 
 local M = {}
 
@@ -371,6 +372,9 @@ end
 -- profrun's mfu = true (the deepspeed text gets MFU on cpu too) and peaks = {flops =,
 -- bytes_per_s =, machine =} (judge against these instead of the measured ones). DeepSpeed's
 -- positional order is accepted too. The config supplies what the call leaves out.
+local PRINT_KEYS = { "profile_step", "module_depth", "top_modules", "detailed", "output_file",
+  "format", "mfu", "peaks", "detailed_backward", "exact_flops", "extra" }
+
 function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, detailed, output_file)
   -- after end_profile nothing is left to print: raise as get_total_flops does, not print nothing
   if self.S == nil then error("FlopsProfiler: call start_profile first", 2) end
@@ -378,6 +382,7 @@ function FlopsProfiler:print_model_profile(opts, module_depth, top_modules, deta
     opts = { profile_step = opts, module_depth = module_depth, top_modules = top_modules,
              detailed = detailed, output_file = output_file }
   end
+  options.check(opts, PRINT_KEYS, "print_model_profile")
   local out = config.pick("flops_profiler.output_file", opts.output_file, nil)
   local extra = opts.extra or {}
   extra.profile_step = extra.profile_step or opts.profile_step
@@ -487,9 +492,18 @@ end
 -- module_depth=, top_modules=, warm_up=, as_string=, output_file=, ignore_modules=} and profrun's
 -- conventions=, rules=, format=, mfu=, peaks= (print_model_profile's)
 -- returns flops, macs, params (strings unless as_string = false), as DeepSpeed does.
+local GET_KEYS = { "model", "input_shape", "args", "kwargs", "print_profile", "detailed",
+  "module_depth", "top_modules", "warm_up", "as_string", "output_file", "ignore_modules", "mode",
+  "conventions", "rules", "format", "mfu", "peaks" }
+
 function M.get_model_profile(o)
+  if type(o) == "table" then options.check(o, GET_KEYS, "get_model_profile") end
   if type(o) ~= "table" or not module.is_module(o.model) then
     error("get_model_profile: expects {model = <nn.Module>, ...}", 2)
+  end
+  if o.mode ~= nil and o.mode ~= "forward" then
+    error(string.format('get_model_profile: mode "%s": profiles the forward only (mode = "forward")',
+                        tostring(o.mode)), 2)
   end
   local model = o.model
   model:eval()

@@ -6,6 +6,7 @@ local key_averages = require "prof.report.key_averages"
 local op_names = require "prof.report.op_names"
 local memory_timeline = require "prof.report.memory_timeline"
 local capture = require "prof.profiler.capture"
+local options = require "prof.util.options"
 
 local M = {}
 
@@ -110,9 +111,14 @@ the trace's GPU tracks); where CUPTI cannot run (no driver, no device, a build w
 warning says why and the profile records the CPU only. capture = "replay" opens the replay
 source instead (recorded CUPTI activity fed through the same decoding: specs, saved captures).
 ]]
+local PROFILE_KEYS = { "activities", "schedule", "on_trace_ready", "record_shapes", "profile_memory",
+  "with_stack", "stack_depth", "stack_skip", "with_flops", "with_modules", "capacity", "start",
+  "log", "capture" }
+
 function M.profile(o)
   o = o or {}
   if type(o) ~= "table" then error("profile: expects a table of options", 2) end
+  options.check(o, PROFILE_KEYS, "profile")
   if o.schedule ~= nil and type(o.schedule) ~= "function" then
     error("profile: schedule must be a function(step) -> action (prof.schedule{...})", 2)
   end
@@ -188,7 +194,7 @@ function actions.start(p)
   p.saved_hooks = { hooks.S, hooks.ids, hooks.rules, hooks.apply_rule }
   hooks.S, hooks.ids, hooks.rules, hooks.apply_rule = S, p.ids, {}, nil
   core.set_recorder(S)
-  p.cache = nil
+  p.cache, p.sorted = nil, nil
   S:start()
   scopes.start(S, p.names)
   p.window = true
@@ -269,11 +275,11 @@ function Profile:step()
   if self.record_steps then push_step(self.step_num) self.step_open = true end
 end
 
--- The last window's events as plain tables (torch's p:events()): op names as PyTorch spells
--- them where the op is the same (prof.report.op_names); under record_shapes an op's
+-- The last window's events as the core buffered them (each thread's in the order they closed):
+-- op names as torch spells them (prof.report.op_names); under record_shapes an op's
 -- input_shapes and input_types; under with_stack ops and ranges carry stack, their Lua frames
--- ("file(line)"), innermost first. Read again after every window.
-function Profile:events()
+-- ("file(line)"), innermost first. The reports read these; read again after every window.
+function Profile:recorded_events()
   if self.cache then return self.cache end
   local evs = self.S:events()
   for _, e in ipairs(evs) do
@@ -286,6 +292,58 @@ function Profile:events()
   end
   self.cache = evs
   return evs
+end
+
+-- torch's Interval: time_range.start, time_range["end"] (µs) and :elapsed_us()
+local Interval = { __index = { elapsed_us = function(r) return r["end"] - r.start end } }
+
+--[[
+p:events(): the last window's events in start order (torch's), each an op, range, module,
+memory or device event as p:recorded_events() gives it, ops and ranges with torch's
+FunctionEvent fields as well: name, key, id (its External id), time_range (µs from the window's
+first event, the trace's ts), cpu_time_total and self_cpu_time_total (µs), cpu_children,
+cpu_parent, cpu_memory_usage and self_cpu_memory_usage (with profile_memory), input_shapes,
+stack, sequence_nr (the autograd sequence number joining a forward op to its backward, -1 for
+none). The list has torch's total_average() and self_cpu_time_total.
+]]
+function Profile:events()
+  if self.sorted then return self.sorted end
+  local evs = self:recorded_events()
+  local base
+  for _, e in ipairs(evs) do
+    if e.t_begin_ns and (base == nil or e.t_begin_ns < base) then base = e.t_begin_ns end
+  end
+  for _, it in ipairs(key_averages.items(evs, { profile_memory = self.profile_memory })) do
+    if it.kind == "op" or it.kind == "range" then
+      local e = evs[it.idx]
+      e.key, e.id = e.name, e.correlation
+      e.time_range = setmetatable({ start = (e.t_begin_ns - base) / 1000,
+                                    ["end"] = (e.t_end_ns - base) / 1000 }, Interval)
+      e.cpu_time_total = (it.t1 - it.t0) / 1000
+      e.self_cpu_time_total = math.max(0, it.t1 - it.t0 - it.child_ns) / 1000
+      e.cpu_memory_usage, e.self_cpu_memory_usage = it.total_mem, it.self_mem
+      e.sequence_nr = e.kind == "op" and (e.value or 0) > 0 and e.value or -1
+      e.cpu_children = e.cpu_children or {}
+      local up = it.parent and evs[it.parent.idx]
+      e.cpu_parent = up
+      if up then
+        up.cpu_children = up.cpu_children or {}
+        up.cpu_children[#up.cpu_children + 1] = e
+      end
+    end
+  end
+  -- start order; equal starts: the longer first (it encloses), an equal interval's enclosing
+  -- event (it closed later) first, instants in the order they were recorded
+  local pos, sorted = {}, {}
+  for i, e in ipairs(evs) do pos[e], sorted[i] = i, e end
+  table.sort(sorted, function(a, b)
+    if a.t_begin_ns ~= b.t_begin_ns then return a.t_begin_ns < b.t_begin_ns end
+    if a.t_end_ns ~= b.t_end_ns then return a.t_end_ns > b.t_end_ns end
+    if a.t_end_ns > a.t_begin_ns then return pos[a] > pos[b] end
+    return pos[a] < pos[b]
+  end)
+  self.sorted = key_averages.event_list(sorted)
+  return self.sorted
 end
 
 function Profile:events_dropped()
@@ -305,11 +363,14 @@ end
 
 -- What the memory timeline knows besides the events: opts is a device name (torch's second
 -- argument) or {device=, model=, optimizer=, inputs=} naming the tensors it categorises.
+local TIMELINE_KEYS = { "device", "model", "optimizer", "inputs", "layout" }
+
 local function timeline_of(p, opts, who)
   if not p.profile_memory then error(who .. ": record with profile_memory=true", 3) end
   local o = type(opts) == "string" and { device = opts } or opts or {}
   if type(o) ~= "table" then error(who .. ": expected a device name or an options table", 3) end
-  return memory_timeline.build(p:events(), o), o
+  options.check(o, TIMELINE_KEYS, who, 3)
+  return memory_timeline.build(p:recorded_events(), o), o
 end
 
 -- p:export_memory_timeline(path[, opts]): torch 2.1's memory timeline JSON (categories over
@@ -342,9 +403,11 @@ local function device_dropped(p)
 end
 
 -- p:key_averages{group_by_input_shape=, group_by_stack_n=}: rows with :table{...}.
+local KEY_AVERAGES_KEYS = { "group_by_input_shape", "group_by_stack_n" }
+
 function Profile:key_averages(o)
-  o = o or {}
-  return key_averages.build(self:events(), {
+  o = options.check(o or {}, KEY_AVERAGES_KEYS, "key_averages")
+  return key_averages.build(self:recorded_events(), {
     group_by_input_shape = o.group_by_input_shape,
     group_by_stack_n = o.group_by_stack_n or 0,
     profile_memory = self.profile_memory,
@@ -382,7 +445,7 @@ function Profile:export_stacks(path, metric)
   if not self.with_stack then
     error("export_stacks: record with with_stack=true to have stacks", 2)
   end
-  local text = key_averages.collapsed_stacks(self:events(), metric or "self_cpu_time_total")
+  local text = key_averages.collapsed_stacks(self:recorded_events(), metric or "self_cpu_time_total")
   local ok, err = core.write_atomic(path, text)
   if not ok then error("export_stacks: " .. tostring(err), 2) end
   return true

@@ -15,13 +15,53 @@
 -- children of the op that made them. CUDA memory is the allocator's (memory events of device
 -- "cuda", as torch's caching allocator reports them); CUPTI's gpu_memory records (the driver's
 -- allocations behind the caching allocator) and overhead records make no row.
+local options = require "prof.util.options"
+
 local M = {}
 
 -- the event kinds that ran on the device (rows of device type CUDA in torch's table)
 M.DEVICE_KINDS = { kernel = true, memcpy = true, memset = true }
 
 local EventList = {}
-EventList.__index = EventList
+
+-- torch's EventList.self_cpu_time_total: the rows' (or events') self CPU time summed, in µs
+local PROPERTIES = {
+  self_cpu_time_total = function(list)
+    local t = 0.0
+    for _, r in ipairs(list) do t = t + (r.self_cpu_time_total or 0) end
+    return t
+  end,
+}
+EventList.__index = function(list, k)
+  local m = EventList[k]
+  if m ~= nil then return m end
+  local p = PROPERTIES[k]
+  if p ~= nil then return p(list) end
+  return nil
+end
+
+local SUMMED = { "count", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
+  "self_cpu_memory_usage", "cuda_time_total", "self_cuda_time_total", "cuda_memory_usage",
+  "self_cuda_memory_usage", "flops" }
+
+-- torch's total_average(): one row "Total" summing every row's (or op's and range's) counts
+-- and times, its averages over the summed count.
+function EventList:total_average()
+  local t = { key = "Total" }
+  for _, k in ipairs(SUMMED) do t[k] = 0 end
+  for _, r in ipairs(self) do
+    if r.cpu_time_total ~= nil then   -- a row, an op or a range (not a module or memory event)
+      t.count = t.count + (r.count or 1)
+      for k = 2, #SUMMED do t[SUMMED[k]] = t[SUMMED[k]] + (r[SUMMED[k]] or 0) end
+    end
+  end
+  t.cpu_time = t.count > 0 and t.cpu_time_total / t.count or 0.0
+  t.cuda_time = t.count > 0 and t.cuda_time_total / t.count or 0.0
+  return t
+end
+
+-- list with total_average() and self_cpu_time_total (p:events()'s)
+function M.event_list(list) return setmetatable(list, EventList) end
 
 local function by_time(a, b)
   if a.t0 ~= b.t0 then return a.t0 < b.t0 end
@@ -145,6 +185,8 @@ and a positive metric, its frames outermost first joined by ';', a space, the me
 local METRICS = { self_cpu_time_total = true, cpu_time_total = true,
                   self_cuda_time_total = true, cuda_time_total = true }
 
+M.items = items_of
+
 function M.collapsed_stacks(events, metric)
   if not METRICS[metric] then
     error(string.format("export_stacks: metric %q is not one of self_cpu_time_total, " ..
@@ -219,6 +261,10 @@ function M.build(events, o)
   for _, r in ipairs(rows) do
     r.cpu_time = r.count > 0 and r.cpu_time_total / r.count or 0.0
     r.cuda_time = r.count > 0 and r.cuda_time_total / r.count or 0.0
+    -- torch's key_averages keeps only what it grouped by: the shapes under
+    -- group_by_input_shape, the first group_by_stack_n frames (so no column otherwise)
+    if not o.group_by_input_shape then r.input_shapes = nil end
+    if #r.stack > nstack then r.stack = { table.unpack(r.stack, 1, nstack) } end
   end
   rows.profile_memory = o.profile_memory == true
   rows.with_flops = o.with_flops == true
@@ -294,15 +340,23 @@ some row has self CUDA time, the CUDA memory ones (with profile_memory) when som
 CUDA memory above 0, as in torch. Dropped events, when any, are counted on one more footer line
 (torch has none to show).
 ]]
+local TABLE_KEYS = { "sort_by", "row_limit", "max_name_column_width", "max_shapes_column_width",
+  "max_src_column_width", "header", "top_level_events_only", "time_unit" }
+
 function EventList:table(o)
-  o = o or {}
+  o = options.check(o or {}, TABLE_KEYS, "table")
   local events = {}
   for i, r in ipairs(self) do events[i] = r end
   if #events == 0 then return "" end
   local sort_by = o.sort_by
   if sort_by ~= nil then
     local k = SORT_KEYS[sort_by]
-    if k == nil then error("table: unknown sort_by '" .. tostring(sort_by) .. "'", 2) end
+    if k == nil then
+      local names = {}
+      for name in pairs(SORT_KEYS) do names[#names + 1] = name end
+      table.sort(names)
+      error("table: " .. options.unknown("sort_by", sort_by, names), 2)
+    end
     if k ~= true then sort_by = k end
     local pos = {}
     for i, r in ipairs(events) do pos[r] = i end
